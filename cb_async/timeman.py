@@ -1,0 +1,54 @@
+"""The time manager: turns a clock into a soft and a hard budget for one move.
+
+The soft budget is checked between iterations (no new iteration starts after it); the hard one
+inside the search. Neither ever plans past the clock minus the Move Overhead, and with a few
+milliseconds left the hard budget shrinks to about a millisecond so that the search still
+answers at once with a legal move.
+"""
+
+from __future__ import annotations
+
+import math
+
+import chess
+
+from cb_async.limits import Limits
+
+#: Moves the remaining time is spread over in sudden death.
+DEFAULT_MOVES_TO_GO = 30
+#: The least a budget is ever worth: enough to hand back the first legal move.
+MIN_BUDGET_MS = 1.0
+
+
+def budget(limits: Limits, side: chess.Color, move_overhead: float) -> tuple[float, float]:
+    """(soft, hard) in milliseconds for the side to move; (inf, inf) when nothing is timed."""
+    if limits.infinite:
+        return math.inf, math.inf
+    hard = math.inf
+    soft = math.inf
+    if limits.movetime is not None:
+        # "Search exactly x ms": keep the overhead margin, but never below half the time.
+        hard = max(limits.movetime - move_overhead, limits.movetime / 2, MIN_BUDGET_MS)
+        soft = hard
+    remaining, increment = limits.clock(side)
+    if remaining is not None:
+        clock_soft, clock_hard = _clock_budget(remaining, increment, limits.moves_to_go, move_overhead)
+        soft = min(soft, clock_soft)
+        hard = min(hard, clock_hard)
+    return soft, hard
+
+
+def _clock_budget(remaining: float, increment: float, moves_to_go: int | None, overhead: float) -> tuple[float, float]:
+    horizon = moves_to_go if moves_to_go else DEFAULT_MOVES_TO_GO
+    usable = remaining - overhead
+    if usable <= MIN_BUDGET_MS:
+        # Nearly flagged: answer at once.
+        return MIN_BUDGET_MS, MIN_BUDGET_MS
+    ideal = remaining / horizon + increment
+    # Never more than twice the fair share, never past the clock less the overhead.
+    hard = max(MIN_BUDGET_MS, min(2.0 * remaining / horizon + increment, usable))
+    if horizon == 1:
+        # The last move before a new time control may use what it has.
+        hard = max(MIN_BUDGET_MS, usable * 0.9)
+    soft = max(MIN_BUDGET_MS, min(ideal * 0.6, hard))
+    return soft, hard
