@@ -79,3 +79,20 @@ class SearchResult:
     lines: tuple[SearchInfo, ...] = field(default_factory=tuple)
     hashfull: int = 0
     tbhits: int = 0
+
+
+def wdl_of(score: Score) -> tuple[int, int, int]:
+    """Win/draw/loss per mille from a score: a plain logistic model of engine self-play.
+
+    A mate is certain; a centipawn score wins more often as it grows, and the draw share is
+    what is left between the win and loss curves.
+    """
+    if score.mate is not None:
+        return (1000, 0, 0) if score.mate > 0 else (0, 0, 1000)
+    import math
+
+    cp = max(-2000, min(2000, score.cp or 0))
+    win = 1.0 / (1.0 + math.exp(-(cp - 150) / 70))
+    loss = 1.0 / (1.0 + math.exp((cp + 150) / 70))
+    w, l = round(win * 1000), round(loss * 1000)
+    return w, 1000 - w - l, l
