@@ -45,8 +45,10 @@ def _clock_budget(remaining: float, increment: float, moves_to_go: int | None, o
         # Nearly flagged: answer at once.
         return MIN_BUDGET_MS, MIN_BUDGET_MS
     ideal = remaining / horizon + increment
-    # Never more than twice the fair share, never past the clock less the overhead.
-    hard = max(MIN_BUDGET_MS, min(2.0 * remaining / horizon + increment, usable))
+    # Never more than twice the fair share, and never more than three quarters of what is left
+    # after the overhead: a large increment must not tempt one move into spending the whole
+    # clock, move after move.
+    hard = max(MIN_BUDGET_MS, min(2.0 * remaining / horizon + increment, 0.75 * usable))
     if horizon == 1:
         # The last move before a new time control may use what it has.
         hard = max(MIN_BUDGET_MS, usable * 0.9)

@@ -1,0 +1,646 @@
+"""The search: iterative deepening PVS over python-chess boards.
+
+Why python-chess's `Board` and not a board of our own: its bitboard move generation and its
+push/pop are already faster than anything a pure-Python mailbox reaches (a push and pop cost
+about 3 us, the pseudo-legal moves of a middlegame 15 us), and it is the rules reference, so
+there is no second move generator to keep correct. What it lacks we keep beside it: the
+evaluation sums are passed down the tree (see `evaluation`), the position hash comes from its
+cheap transposition key, and legality is checked lazily after the push, only for moves that
+are actually searched.
+
+The hot functions are closures over the search state (one `_SearchRun` per search) so that the
+board, the tables and the counters are fast local or cell reads rather than attribute lookups.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Hashable, Sequence
+from operator import itemgetter
+
+import chess
+
+from cb_async.limits import MAX_DEPTH, Limits
+from cb_async.results import Score, SearchInfo, SearchResult
+from cb_async.search.control import StopToken
+from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch, move_delta
+from cb_async.search.scores import (
+    INFINITY,
+    MATE,
+    MATE_BOUND,
+    MAX_PLY,
+    is_mate_score,
+    mate_moves,
+    to_score,
+)
+from cb_async.search.tt import EXACT, LOWER, UPPER, TranspositionTable
+from cb_async.timeman import budget
+
+#: The stop token and the node limit are checked when `nodes & POLL_MASK == 0`: every 64
+#: nodes is about a millisecond at this engine's speed, well inside the 2 ms a stop may take.
+POLL_MASK = 63
+#: Half-width of the first aspiration window, in centipawns.
+ASPIRATION = 35
+#: Value of a captured piece for move ordering and delta pruning (index by piece type).
+ORDER_VALUE = (0, 100, 320, 330, 500, 950, 2000)
+#: History scores are halved when one reaches this, so they stay below the killer bonus.
+HISTORY_CAP = 50_000
+
+_CAPTURE_BASE = 1_000_000
+_PROMOTION_BASE = 900_000
+_KILLER_1 = 800_001
+_KILLER_2 = 800_000
+
+_LMR = [[0] * 64 for _ in range(64)]
+for _depth in range(1, 64):
+    for _count in range(1, 64):
+        _LMR[_depth][_count] = int(0.75 + math.log(_depth) * math.log(_count) / 2.25)
+
+
+class SearchAborted(Exception):
+    """Raised from inside the tree when the stop token or the node limit ends the search."""
+
+
+def history_keys(board: chess.Board) -> tuple[Hashable, ...]:
+    """Repetition keys of the positions before `board`'s current one (from board.move_stack,
+    back to the last irreversible move), in the form `search` expects as `history`.
+
+    The keys are python-chess transposition keys (plain tuples): they pickle and compare the
+    same in every process, unlike their `hash()`, which the search computes on its side.
+    """
+    copy = board.copy()
+    keys: list[Hashable] = []
+    for _ in range(min(board.halfmove_clock, len(copy.move_stack))):
+        copy.pop()
+        keys.append(copy._transposition_key())
+    keys.reverse()
+    return tuple(keys)
+
+
+class Searcher:
+    """Owns what outlives one search: the transposition table, killers and history."""
+
+    def __init__(self, hash_mb: int = 16) -> None:
+        self.move_overhead: float = 30.0
+        self._tt = TranspositionTable(hash_mb)
+        self._history = [0] * 8192
+        self._killers: list[list[chess.Move | None]] = [[None, None] for _ in range(MAX_PLY + 2)]
+
+    def set_hash_size(self, mb: int) -> None:
+        """Resize the transposition table (which clears it)."""
+        self._tt.resize(mb)
+
+    def new_game(self) -> None:
+        """Forget everything learnt from earlier positions."""
+        self._tt.clear()
+        self._history = [0] * 8192
+        self._killers = [[None, None] for _ in range(MAX_PLY + 2)]
+
+    def hashfull(self) -> int:
+        return self._tt.hashfull()
+
+    def search(
+        self,
+        position: chess.Board,
+        history: Sequence[Hashable],
+        limits: Limits,
+        stop: StopToken,
+        on_info: Callable[[SearchInfo], None] | None = None,
+    ) -> SearchResult:
+        """Search `position` (never modified) until a limit or `stop` ends it."""
+        start = time.monotonic()
+        board = position.copy(stack=False)
+        if not stop.has_deadline and limits.is_timed:
+            soft, hard = budget(limits, board.turn, self.move_overhead)
+            stop.set_deadlines(start + soft / 1000.0, start + hard / 1000.0)
+        # Killers are only meaningful for the position they were found in.
+        self._killers = [[None, None] for _ in range(MAX_PLY + 2)]
+        run = _SearchRun(self._tt, self._history, self._killers, board, history, limits, stop, on_info, start)
+        return run.execute()
+
+
+class _SearchRun:
+    """One search: its board copy, counters, and the iterative deepening loop."""
+
+    def __init__(
+        self,
+        tt: TranspositionTable,
+        history_table: list[int],
+        killers: list[list[chess.Move | None]],
+        board: chess.Board,
+        history: Sequence[Hashable],
+        limits: Limits,
+        stop: StopToken,
+        on_info: Callable[[SearchInfo], None] | None,
+        start: float,
+    ) -> None:
+        self.tt = tt
+        self.history_table = history_table
+        self.killers = killers
+        self.board = board
+        self.history = [hash(key) for key in history]
+        self.limits = limits
+        self.stop = stop
+        self.on_info = on_info
+        self.start = start
+        self.nodes = 0
+        self.seldepth = 0
+
+    # -- the driver -------------------------------------------------------------------------
+
+    def execute(self) -> SearchResult:
+        board = self.board
+        limits = self.limits
+        legal = list(board.generate_legal_moves())
+        if not legal:
+            score = Score(mate=0) if board.is_check() else Score(cp=0)
+            return SearchResult(None, None, score, 0, 0, 0, self._elapsed_ms(), hashfull=self.tt.hashfull())
+        root_moves = self._restrict(legal, limits.search_moves)
+        root_moves = self._order_root(root_moves)
+        multipv = min(limits.multipv, len(root_moves))
+        max_depth = limits.depth if limits.depth is not None else MAX_DEPTH
+        node_limit = limits.nodes if limits.nodes is not None else 1 << 62
+
+        search_root = self._build(node_limit)
+        completed: list[tuple[int, tuple[chess.Move, ...]]] = []
+        completed_depth = 0
+        infos: list[SearchInfo] = []
+        previous = 0
+        for depth in range(1, max_depth + 1):
+            if self.stop.soft_expired():
+                break
+            try:
+                lines: list[tuple[int, tuple[chess.Move, ...]]] = []
+                chosen: set[chess.Move] = set()
+                for index in range(multipv):
+                    candidates = [move for move in root_moves if move not in chosen]
+                    if index == 0 and multipv == 1 and depth >= 4 and not is_mate_score(previous):
+                        value, pv = self._aspirate(search_root, depth, candidates, previous)
+                    else:
+                        value, pv = search_root(-INFINITY, INFINITY, depth, candidates)
+                    lines.append((value, pv))
+                    chosen.add(pv[0])
+            except SearchAborted:
+                break
+            completed, completed_depth = lines, depth
+            previous = lines[0][0]
+            line_moves = [pv[0] for _, pv in lines]
+            root_moves = line_moves + [move for move in root_moves if move not in chosen]
+            infos = self._report(depth, lines)
+            mate_limit = limits.mate
+            if mate_limit is not None:
+                moves = mate_moves(previous)
+                if moves is not None and moves <= mate_limit:
+                    break
+            if self.nodes >= node_limit:
+                break
+        return self._result(completed, completed_depth, infos, root_moves)
+
+    def _aspirate(
+        self,
+        search_root: Callable[[int, int, int, list[chess.Move]], tuple[int, tuple[chess.Move, ...]]],
+        depth: int,
+        moves: list[chess.Move],
+        previous: int,
+    ) -> tuple[int, tuple[chess.Move, ...]]:
+        """Search a narrow window around the last score, widening it on a fail."""
+        delta = ASPIRATION
+        alpha = max(previous - delta, -INFINITY)
+        beta = min(previous + delta, INFINITY)
+        while True:
+            value, pv = search_root(alpha, beta, depth, moves)
+            if value <= alpha:
+                alpha = max(value - delta, -INFINITY)
+            elif value >= beta:
+                beta = min(value + delta, INFINITY)
+                moves = [pv[0]] + [move for move in moves if move != pv[0]]
+            else:
+                return value, pv
+            delta *= 2
+            if delta > 1000:
+                alpha, beta = -INFINITY, INFINITY
+
+    def _restrict(self, legal: list[chess.Move], wanted: tuple[chess.Move, ...]) -> list[chess.Move]:
+        """The root moves allowed by `search_moves` (all of them when none is legal)."""
+        if not wanted:
+            return legal
+        legal_set = set(legal)
+        chosen: list[chess.Move] = []
+        for move in wanted:
+            if move not in legal_set:
+                try:
+                    move = self.board.parse_uci(move.uci())
+                except ValueError:
+                    continue
+            if move in legal_set and move not in chosen:
+                chosen.append(move)
+        return chosen or legal
+
+    def _order_root(self, moves: list[chess.Move]) -> list[chess.Move]:
+        """TT move first, then captures by victim value, then the rest in generation order."""
+        board = self.board
+        tt_move = self.tt.best_move(hash(board._transposition_key()))
+
+        def key(move: chess.Move) -> int:
+            if move == tt_move:
+                return 1 << 20
+            victim = board.piece_type_at(move.to_square)
+            if victim and board.color_at(move.to_square) != board.turn:
+                return 1000 + ORDER_VALUE[victim]
+            return 0
+
+        return sorted(moves, key=key, reverse=True)
+
+    def _elapsed_ms(self) -> int:
+        return int((time.monotonic() - self.start) * 1000)
+
+    def _report(self, depth: int, lines: list[tuple[int, tuple[chess.Move, ...]]]) -> list[SearchInfo]:
+        elapsed = time.monotonic() - self.start
+        millis = int(elapsed * 1000)
+        nps = int(self.nodes / elapsed) if elapsed > 0 else 0
+        hashfull = self.tt.hashfull()
+        infos = [
+            SearchInfo(
+                depth=depth,
+                seldepth=max(self.seldepth, depth),
+                multipv=index + 1,
+                score=to_score(value),
+                nodes=self.nodes,
+                nps=nps,
+                time=millis,
+                pv=pv,
+                hashfull=hashfull,
+            )
+            for index, (value, pv) in enumerate(lines)
+        ]
+        if self.on_info is not None:
+            for info in infos:
+                self.on_info(info)
+        return infos
+
+    def _result(
+        self,
+        completed: list[tuple[int, tuple[chess.Move, ...]]],
+        depth: int,
+        infos: list[SearchInfo],
+        root_moves: list[chess.Move],
+    ) -> SearchResult:
+        board = self.board
+        if completed:
+            value, pv = completed[0]
+            score = to_score(value)
+        else:
+            pv = (root_moves[0],)
+            mg, eg, phase = evaluate_from_scratch(board)
+            score = Score(cp=blend(mg, eg, phase, board.turn))
+        best = pv[0]
+        ponder = pv[1] if len(pv) > 1 else None
+        if ponder is None:
+            after = board.copy(stack=False)
+            after.push(best)
+            candidate = self.tt.best_move(hash(after._transposition_key()))
+            if candidate is not None and after.is_legal(candidate):
+                ponder = candidate
+        elapsed = time.monotonic() - self.start
+        return SearchResult(
+            best_move=best,
+            ponder_move=ponder,
+            score=score,
+            depth=depth,
+            seldepth=max(self.seldepth, depth),
+            nodes=self.nodes,
+            time=int(elapsed * 1000),
+            pv=pv,
+            lines=tuple(infos),
+            hashfull=self.tt.hashfull(),
+        )
+
+    # -- the tree ---------------------------------------------------------------------------
+
+    def _build(self, node_limit: int) -> Callable[[int, int, int, list[chess.Move]], tuple[int, tuple[chess.Move, ...]]]:
+        """Make the root, PVS and quiescence functions as closures over this run's state.
+
+        The counters live in this frame (`nonlocal`) and are copied to `self` on every return
+        from the root, so the driver reads them even after an abort.
+        """
+        run = self
+        board = self.board
+        push = board.push
+        pop = board.pop
+        is_check = board.is_check
+        was_into_check = board.was_into_check
+        transposition_key = board._transposition_key
+        piece_type_at = board.piece_type_at
+        occupied_co = board.occupied_co
+        generate_moves = board.generate_pseudo_legal_moves
+        generate_captures = board.generate_pseudo_legal_captures
+        should_stop = self.stop.should_stop
+        tt_entries = self.tt.entries
+        tt_mask = self.tt.mask
+        history_table = self.history_table
+        killers = self.killers
+        delta_of = move_delta
+        bb_squares = chess.BB_SQUARES
+        null_move = chess.Move.null()
+        lmr = _LMR
+        order_value = ORDER_VALUE
+        first = itemgetter(0)
+        base = len(self.history)
+        keys: list[int] = self.history + [0] * (MAX_PLY + 2)
+        pv_table: list[tuple[chess.Move, ...]] = [()] * (MAX_PLY + 2)
+        nodes = 0
+        seldepth = 0
+        mg0, eg0, phase0 = evaluate_from_scratch(board)
+
+        def poll() -> None:
+            run.nodes = nodes
+            run.seldepth = seldepth
+            if nodes >= node_limit or should_stop():
+                raise SearchAborted
+
+        def qsearch(alpha: int, beta: int, ply: int, mg: int, eg: int, phase: int) -> int:
+            nonlocal nodes, seldepth
+            nodes += 1
+            if not nodes & POLL_MASK:
+                poll()
+            if ply > seldepth:
+                seldepth = ply
+            p = phase if phase < MAX_PHASE else MAX_PHASE
+            value = (mg * p + eg * (MAX_PHASE - p)) // MAX_PHASE
+            turn = board.turn
+            stand = (value if turn else -value) + TEMPO
+            if stand >= beta or ply >= MAX_PLY:
+                return stand
+            if stand > alpha:
+                alpha = stand
+            best = stand
+            scored = []
+            for move in generate_captures():
+                victim = piece_type_at(move.to_square) or 1
+                if not move.promotion and stand + order_value[victim] + 200 <= alpha:
+                    continue
+                scored.append((victim * 8 - piece_type_at(move.from_square), move))
+            if not scored:
+                return best
+            scored.sort(key=first, reverse=True)
+            for _, move in scored:
+                d_mg, d_eg, d_phase = delta_of(board, move)
+                push(move)
+                if was_into_check():
+                    pop()
+                    continue
+                value = -qsearch(-beta, -alpha, ply + 1, mg + d_mg, eg + d_eg, phase + d_phase)
+                pop()
+                if value > best:
+                    best = value
+                    if value > alpha:
+                        if value >= beta:
+                            return value
+                        alpha = value
+            return best
+
+        def alphabeta(
+            alpha: int, beta: int, depth: int, ply: int, mg: int, eg: int, phase: int,
+            in_check: bool, pv_node: bool, null_ok: bool,
+        ) -> int:
+            nonlocal nodes, seldepth
+            if depth <= 0:
+                return qsearch(alpha, beta, ply, mg, eg, phase)
+            nodes += 1
+            if not nodes & POLL_MASK:
+                poll()
+            if ply > seldepth:
+                seldepth = ply
+            key = hash(transposition_key())
+            here = base + ply
+            keys[here] = key
+            # Draws: fifty moves, repetition (once inside the tree, twice before the root).
+            halfmoves = board.halfmove_clock
+            if halfmoves >= 4:
+                if halfmoves >= 100:
+                    if in_check and not any(board.generate_legal_moves()):
+                        return -MATE + ply
+                    return 0
+                index = here - 4
+                last = here - halfmoves
+                if last < 0:
+                    last = 0
+                seen = 0
+                while index >= last:
+                    if keys[index] == key:
+                        if index >= base:
+                            return 0
+                        seen += 1
+                        if seen >= 2:
+                            return 0
+                    index -= 2
+            if board.occupied.bit_count() <= 4 and board.is_insufficient_material():
+                return 0
+            # Mate distance pruning: no line from here beats a mate already found nearer.
+            if alpha < -MATE + ply:
+                alpha = -MATE + ply
+            if beta > MATE - ply - 1:
+                beta = MATE - ply - 1
+            if alpha >= beta:
+                return alpha
+            if ply >= MAX_PLY:
+                return blend(mg, eg, phase, board.turn)
+
+            turn = board.turn
+            tt_move = None
+            entry = tt_entries[key & tt_mask]
+            if entry is not None and entry[0] == key:
+                tt_move = entry[4]
+                if not pv_node and entry[1] >= depth:
+                    value = entry[3]
+                    if value >= MATE_BOUND:
+                        value -= ply
+                    elif value <= -MATE_BOUND:
+                        value += ply
+                    bound = entry[2]
+                    if bound == EXACT or (bound == LOWER and value >= beta) or (bound == UPPER and value <= alpha):
+                        return value
+                if tt_move is not None and not (occupied_co[turn] >> tt_move.from_square) & 1:
+                    tt_move = None
+
+            p = phase if phase < MAX_PHASE else MAX_PHASE
+            value = (mg * p + eg * (MAX_PHASE - p)) // MAX_PHASE
+            static = (value if turn else -value) + TEMPO
+            if not pv_node and not in_check:
+                # Reverse futility: far above beta near the horizon, a quiet move won't undo it.
+                if depth <= 3 and static - 100 * depth >= beta and beta < MATE_BOUND:
+                    return static
+                # Null move: if passing still fails high, a real move will too.
+                if (
+                    null_ok and depth >= 3 and static >= beta
+                    and occupied_co[turn] & ~(board.pawns | board.kings)
+                ):
+                    reduction = 3 if depth < 7 else 4
+                    push(null_move)
+                    board.halfmove_clock = 0  # no repetition or fifty-move count across a pass
+                    value = -alphabeta(-beta, 1 - beta, depth - 1 - reduction, ply + 1, mg, eg, phase, False, False, False)
+                    pop()
+                    if value >= beta:
+                        return beta if value >= MATE_BOUND else value
+
+            theirs = occupied_co[not turn]
+            killer_pair = killers[ply]
+            history_base = 4096 if turn else 0
+            old_alpha = alpha
+            best = -INFINITY
+            best_move = None
+            legal = 0
+            stage = 0
+            moves: list[chess.Move] | tuple[chess.Move, ...] = (tt_move,) if tt_move is not None else ()
+            child_pv = ply + 1
+            while True:
+                for move in moves:
+                    if stage and move == tt_move:
+                        continue
+                    to_square = move.to_square
+                    quiet = not (theirs & bb_squares[to_square]) and not move.promotion
+                    d_mg, d_eg, d_phase = delta_of(board, move)
+                    push(move)
+                    if was_into_check():
+                        pop()
+                        continue
+                    legal += 1
+                    gives = is_check()
+                    if quiet and not gives and not in_check and not pv_node and legal > 1 and best > -MATE_BOUND:
+                        # Futility and late-move pruning near the horizon.
+                        if depth <= 2 and static + 150 * depth <= alpha:
+                            pop()
+                            continue
+                        if depth <= 3 and legal > 3 + 3 * depth * depth:
+                            pop()
+                            continue
+                    new_depth = depth - 1 + gives
+                    c_mg = mg + d_mg
+                    c_eg = eg + d_eg
+                    c_phase = phase + d_phase
+                    if legal == 1:
+                        if pv_node:
+                            pv_table[child_pv] = ()
+                        value = -alphabeta(-beta, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, pv_node, True)
+                    else:
+                        reduction = 0
+                        if depth >= 3 and quiet and not gives and not in_check:
+                            reduction = lmr[depth if depth < 64 else 63][legal if legal < 64 else 63]
+                            if pv_node and reduction:
+                                reduction -= 1
+                            if move == killer_pair[0] or move == killer_pair[1]:
+                                reduction = reduction - 1 if reduction else 0
+                            if reduction >= new_depth:
+                                reduction = new_depth - 1
+                        value = -alphabeta(-alpha - 1, -alpha, new_depth - reduction, child_pv, c_mg, c_eg, c_phase, gives, False, True)
+                        if value > alpha and reduction:
+                            value = -alphabeta(-alpha - 1, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, False, True)
+                        if pv_node and alpha < value < beta:
+                            pv_table[child_pv] = ()
+                            value = -alphabeta(-beta, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, True, True)
+                        elif pv_node:
+                            pv_table[child_pv] = ()
+                    pop()
+                    if value > best:
+                        best = value
+                        if value > alpha:
+                            best_move = move
+                            if pv_node:
+                                pv_table[ply] = (move,) + pv_table[child_pv]
+                            if value >= beta:
+                                if quiet:
+                                    if killer_pair[0] != move:
+                                        killer_pair[1] = killer_pair[0]
+                                        killer_pair[0] = move
+                                    index = history_base | move.from_square << 6 | to_square
+                                    history_table[index] += depth * depth
+                                    if history_table[index] > HISTORY_CAP:
+                                        for i in range(8192):
+                                            history_table[i] >>= 1
+                                break
+                            alpha = value
+                else:
+                    if stage:
+                        break
+                    stage = 1
+                    scored = []
+                    append = scored.append
+                    first_killer, second_killer = killer_pair
+                    for move in generate_moves():
+                        to_square = move.to_square
+                        if theirs & bb_squares[to_square]:
+                            append((_CAPTURE_BASE + order_value[piece_type_at(to_square)] * 8 - piece_type_at(move.from_square), move))
+                        elif move.promotion:
+                            append((_PROMOTION_BASE + move.promotion, move))
+                        elif move == first_killer:
+                            append((_KILLER_1, move))
+                        elif move == second_killer:
+                            append((_KILLER_2, move))
+                        else:
+                            append((history_table[history_base | move.from_square << 6 | to_square], move))
+                    scored.sort(key=first, reverse=True)
+                    moves = [move for _, move in scored]
+                    continue
+                break
+
+            if legal == 0:
+                return -MATE + ply if in_check else 0
+            if best >= beta:
+                bound = LOWER
+            elif best > old_alpha:
+                bound = EXACT
+            else:
+                bound = UPPER
+            slot = key & tt_mask
+            old = tt_entries[slot]
+            if old is None or old[0] != key or depth >= old[1] or bound == EXACT:
+                stored = best + ply if best >= MATE_BOUND else best - ply if best <= -MATE_BOUND else best
+                tt_entries[slot] = (key, depth, bound, stored, best_move or tt_move)
+            return best
+
+        def search_root(alpha: int, beta: int, depth: int, moves: list[chess.Move]) -> tuple[int, tuple[chess.Move, ...]]:
+            nonlocal nodes
+            try:
+                nodes += 1
+                key = hash(transposition_key())
+                keys[base] = key
+                best = -INFINITY
+                original_alpha = alpha
+                best_pv: tuple[chess.Move, ...] = (moves[0],)
+                for index, move in enumerate(moves):
+                    d_mg, d_eg, d_phase = delta_of(board, move)
+                    push(move)
+                    gives = is_check()
+                    new_depth = depth - 1 + gives
+                    c_mg = mg0 + d_mg
+                    c_eg = eg0 + d_eg
+                    c_phase = phase0 + d_phase
+                    pv_table[1] = ()
+                    if index == 0:
+                        value = -alphabeta(-beta, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, True, True)
+                    else:
+                        value = -alphabeta(-alpha - 1, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, False, True)
+                        if alpha < value < beta:
+                            pv_table[1] = ()
+                            value = -alphabeta(-beta, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, True, True)
+                    pop()
+                    if value > best:
+                        best = value
+                        if value > alpha:
+                            best_pv = (move,) + pv_table[1]
+                            alpha = value
+                            if value >= beta:
+                                break
+                bound = LOWER if best >= beta else EXACT if best > original_alpha else UPPER
+                stored = best + 0 if not is_mate_score(best) else best  # root: ply 0
+                tt_entries[key & tt_mask] = (key, depth, bound, stored, best_pv[0])
+                return best, best_pv
+            finally:
+                run.nodes = nodes
+                run.seldepth = seldepth
+                # An abort leaves moves on the stack: take the board back to the root.
+                while len(board.move_stack):
+                    pop()
+
+        return search_root

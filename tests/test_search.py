@@ -1,0 +1,305 @@
+"""The search core: mates, draws, MultiPV, each limit, and the stop token.
+
+No sleeps: searches are bounded by limits, and the helper threads wait on events the search
+itself triggers through `on_info`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import chess
+import pytest
+
+from cb_async.limits import MAX_DEPTH, Limits
+from cb_async.results import Score, SearchInfo, SearchResult
+from cb_async.search import Searcher, StopToken, history_keys
+from cb_async.search.searcher import POLL_MASK
+
+MIDDLEGAME = "r1bq1rk1/2p1bppp/p1np1n2/1p2p3/4P3/1BP2N2/PP1P1PPP/RNBQR1K1 w - - 1 9"
+
+
+def run(board: chess.Board | str, limits: Limits, history: tuple = (), stop: StopToken | None = None,
+        infos: list[SearchInfo] | None = None) -> SearchResult:
+    if isinstance(board, str):
+        board = chess.Board(board)
+    sink = infos.append if infos is not None else None
+    return Searcher().search(board, history, limits, stop or StopToken(), sink)
+
+
+def assert_consistent(board: chess.Board, result: SearchResult) -> None:
+    """best_move legal and first in the PV, PV legal, ponder legal after best."""
+    assert result.best_move is not None
+    assert board.is_legal(result.best_move)
+    assert result.pv[0] == result.best_move
+    copy = board.copy()
+    for move in result.pv:
+        assert copy.is_legal(move), (copy.fen(), move)
+        copy.push(move)
+    if result.ponder_move is not None:
+        after = board.copy()
+        after.push(result.best_move)
+        assert after.is_legal(result.ponder_move)
+
+
+# -- mates and terminal roots -----------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("fen", "moves", "best"),
+    [
+        ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1, "d1d8"),
+        ("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", 2, "a1a6"),
+        ("r5rk/5p1p/5R2/4B3/8/8/7P/7K w - - 0 1", 3, "f6a6"),
+    ],
+)
+def test_mate_is_found_with_its_distance(fen: str, moves: int, best: str) -> None:
+    board = chess.Board(fen)
+    result = run(board, Limits(depth=2 * moves + 1))
+    assert result.best_move == chess.Move.from_uci(best)
+    assert result.score == Score(mate=moves)
+    assert_consistent(board, result)
+
+
+def test_being_mated_scores_negative_mate() -> None:
+    # After 1.Ra6 every black move allows mate next move.
+    result = run("kbK5/pp6/RP6/8/8/8/8/8 b - - 1 1", Limits(depth=4))
+    assert result.score == Score(mate=-1)
+
+
+def test_checkmated_root() -> None:
+    result = run("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3", Limits(depth=3))
+    assert result.best_move is None and result.ponder_move is None
+    assert result.score == Score(mate=0)
+    assert result.depth == 0
+
+
+def test_stalemated_root() -> None:
+    result = run("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", Limits(depth=3))
+    assert result.best_move is None
+    assert result.score == Score(cp=0)
+    assert result.depth == 0
+
+
+def test_stalemate_inside_the_tree_is_a_draw() -> None:
+    # Black's queen sacrifice forces stalemate (...Qg2+ Kxg2 stalemate) or mate follows.
+    result = run("7k/5Q2/5K2/8/8/8/8/6q1 b - - 0 1", Limits(depth=4))
+    assert result.score.mate is None
+
+
+# -- draws -----------------------------------------------------------------------------------
+
+def test_fifty_move_rule_draws() -> None:
+    assert run("8/8/8/4k3/8/8/8/R3K3 w - - 99 80", Limits(depth=4)).score == Score(cp=0)
+    assert run("8/8/8/4k3/8/8/8/R3K3 w - - 0 80", Limits(depth=4)).score.cp > 300
+
+
+def test_mate_on_the_hundredth_half_move_still_counts() -> None:
+    assert run("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 99 80", Limits(depth=3)).score == Score(mate=1)
+
+
+def _shuffled_kings() -> chess.Board:
+    """Black (a queen down) to move, after both kings shuffled twice: g8h8 repeats a third time."""
+    board = chess.Board("6k1/8/8/8/8/8/3Q4/6K1 b - - 0 1")
+    for uci in ["g8h8", "g1h1", "h8g8", "h1g1"] * 2:
+        board.push_uci(uci)
+    return board
+
+
+def test_repetition_through_history_is_a_draw() -> None:
+    board = _shuffled_kings()
+    result = run(board, Limits(depth=4), history=history_keys(board))
+    assert result.score == Score(cp=0)
+    assert result.best_move == chess.Move.from_uci("g8h8")
+
+
+def test_without_history_the_same_position_is_lost() -> None:
+    assert run(_shuffled_kings(), Limits(depth=4)).score.cp < -500
+
+
+def test_insufficient_material_is_a_draw() -> None:
+    result = run("8/8/4k3/8/8/3NK3/8/8 w - - 0 1", Limits(depth=3))
+    assert result.score == Score(cp=0)
+
+
+def test_history_keys_stop_at_the_last_irreversible_move() -> None:
+    board = chess.Board()
+    for uci in ["e2e4", "e7e5", "g1f3", "b8c6", "f3g1"]:
+        board.push_uci(uci)
+    keys = history_keys(board)
+    assert len(keys) == board.halfmove_clock == 3
+    replay = chess.Board()
+    for uci in ["e2e4", "e7e5"]:
+        replay.push_uci(uci)
+    assert keys[0] == replay._transposition_key()
+
+
+def test_the_callers_board_is_not_modified() -> None:
+    board = chess.Board()
+    board.push_uci("e2e4")
+    before = (board.fen(), list(board.move_stack))
+    run(board, Limits(depth=3))
+    assert (board.fen(), list(board.move_stack)) == before
+
+
+# -- MultiPV and search_moves ----------------------------------------------------------------
+
+def test_multipv_lines_are_distinct_ordered_and_reported_together() -> None:
+    infos: list[SearchInfo] = []
+    board = chess.Board(MIDDLEGAME)
+    result = run(board, Limits(depth=4, multipv=3), infos=infos)
+    assert [info.multipv for info in infos] == [1, 2, 3] * 4
+    assert [info.depth for info in infos] == [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]
+    lines = result.lines
+    assert [line.multipv for line in lines] == [1, 2, 3]
+    assert len({line.pv[0] for line in lines}) == 3
+    cps = [line.score.cp for line in lines]
+    assert cps == sorted(cps, reverse=True)
+    assert result.best_move == lines[0].pv[0]
+    for line in lines:
+        assert_consistent(board, SearchResult(line.pv[0], None, line.score, 4, 4, 0, 0, line.pv))
+
+
+def test_multipv_is_clamped_to_the_legal_moves() -> None:
+    result = run("7k/8/8/8/8/8/8/K7 w - - 0 1", Limits(depth=2, multipv=10))
+    assert len(result.lines) == 3
+
+
+def test_search_moves_restrict_the_root() -> None:
+    allowed = (chess.Move.from_uci("a2a3"), chess.Move.from_uci("h2h3"))
+    result = run(chess.Board(), Limits(depth=3, search_moves=allowed, multipv=2))
+    assert result.best_move in allowed
+    assert {line.pv[0] for line in result.lines} == set(allowed)
+
+
+def test_infos_are_complete() -> None:
+    infos: list[SearchInfo] = []
+    run(chess.Board(MIDDLEGAME), Limits(depth=3), infos=infos)
+    assert [info.depth for info in infos] == [1, 2, 3]
+    assert all(info.seldepth >= info.depth and info.tbhits == 0 for info in infos)
+    nodes = [info.nodes for info in infos]
+    assert nodes == sorted(nodes) and nodes[0] > 0
+
+
+# -- limits ----------------------------------------------------------------------------------
+
+def test_depth_is_exact() -> None:
+    infos: list[SearchInfo] = []
+    result = run(chess.Board(MIDDLEGAME), Limits(depth=5), infos=infos)
+    assert result.depth == 5
+    assert infos[-1].depth == 5
+    assert_consistent(chess.Board(MIDDLEGAME), result)
+
+
+def test_nodes_limit_within_one_polling_interval() -> None:
+    result = run(chess.Board(MIDDLEGAME), Limits(nodes=3000))
+    assert 3000 <= result.nodes <= 3000 + POLL_MASK + 1
+    assert_consistent(chess.Board(MIDDLEGAME), result)
+
+
+def test_mate_limit_stops_once_the_mate_is_proven() -> None:
+    result = run("r5rk/5p1p/5R2/4B3/8/8/7P/7K w - - 0 1", Limits(mate=3))
+    assert result.score == Score(mate=3)
+    assert result.depth < 12
+
+
+def test_movetime_ends_the_search() -> None:
+    start = time.monotonic()
+    result = run(chess.Board(MIDDLEGAME), Limits(movetime=300))
+    elapsed = time.monotonic() - start
+    assert 0.15 <= elapsed < 0.6
+    assert_consistent(chess.Board(MIDDLEGAME), result)
+
+
+def test_clock_budget_is_set_on_the_token() -> None:
+    stop = StopToken()
+    start = time.monotonic()
+    run(chess.Board(MIDDLEGAME), Limits(white_clock=3000, black_clock=3000), stop=stop)
+    assert stop.has_deadline
+    assert time.monotonic() - start < 3.0 - 0.03
+
+
+def test_infinite_search_returns_at_the_maximum_depth() -> None:
+    result = run("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", Limits(infinite=True))
+    assert result.depth == MAX_DEPTH
+    assert result.score == Score(mate=1)
+
+
+def test_pondering_limits_stop_at_their_depth() -> None:
+    limits = Limits(movetime=10, white_clock=10, black_clock=10, depth=4).pondering()
+    stop = StopToken()
+    result = run(chess.Board(MIDDLEGAME), limits, stop=stop)
+    assert result.depth == 4
+    assert not stop.has_deadline
+
+
+def test_stopped_before_depth_one_still_returns_a_legal_move() -> None:
+    stop = StopToken()
+    stop.set()
+    board = chess.Board(MIDDLEGAME)
+    result = run(board, Limits(), stop=stop)
+    assert result.depth == 0
+    assert result.best_move is not None and board.is_legal(result.best_move)
+    assert result.pv == (result.best_move,)
+
+
+def _stopped_from_a_thread(act: "callable[[StopToken], None]") -> tuple[SearchResult, float]:
+    """Search without limit; once depth 3 is reported, `act` on the token from another thread.
+
+    Returns the result and the seconds between the act and the search's return.
+    """
+    stop = StopToken()
+    reached = threading.Event()
+    acted_at: list[float] = []
+
+    def on_info(info: SearchInfo) -> None:
+        if info.depth >= 3:
+            reached.set()
+
+    def stopper() -> None:
+        reached.wait(30)
+        act(stop)
+        acted_at.append(time.monotonic())
+
+    thread = threading.Thread(target=stopper)
+    thread.start()
+    result = Searcher().search(chess.Board(MIDDLEGAME), (), Limits(), stop, on_info)
+    returned_at = time.monotonic()
+    thread.join()
+    return result, returned_at - acted_at[0]
+
+
+def test_stop_token_ends_the_search_within_milliseconds() -> None:
+    result, latency = _stopped_from_a_thread(lambda stop: stop.set())
+    assert latency < 0.05
+    assert result.depth >= 3
+    assert_consistent(chess.Board(MIDDLEGAME), result)
+
+
+def test_hard_deadline_set_mid_search_stops_it() -> None:
+    def deadline_now(stop: StopToken) -> None:
+        now = time.monotonic()
+        stop.set_deadlines(now, now)
+
+    result, latency = _stopped_from_a_thread(deadline_now)
+    assert latency < 0.05
+    assert result.depth >= 3
+
+
+def test_tt_persists_and_new_game_clears_it() -> None:
+    searcher = Searcher(hash_mb=1)
+    searcher.search(chess.Board(MIDDLEGAME), (), Limits(depth=4), StopToken())
+    assert searcher.hashfull() > 0
+    searcher.new_game()
+    assert searcher.hashfull() == 0
+    searcher.search(chess.Board(MIDDLEGAME), (), Limits(depth=3), StopToken())
+    searcher.set_hash_size(2)
+    assert searcher.hashfull() == 0
+
+
+def test_chess960_castling_is_searched_as_king_takes_rook() -> None:
+    board = chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w HAha - 0 1", chess960=True)
+    result = run(board, Limits(depth=3, multipv=40))
+    castles = {line.pv[0] for line in result.lines if board.is_castling(line.pv[0])}
+    assert castles == {chess.Move.from_uci("e1h1"), chess.Move.from_uci("e1a1")}
+    assert_consistent(board, result)
