@@ -86,10 +86,15 @@ class Stop:
 
 @dataclass(frozen=True, slots=True)
 class PonderHit:
-    """The expected reply was played: the ponder search becomes a timed search."""
+    """The expected reply was played: the ponder search becomes a timed search.
+
+    `limits`, when given, replace those of the ponder `Go` from now on: XBoard sends the fresh
+    clocks (`time`/`otim`) only just before the move that hits.
+    """
 
     received_at: float | None = None
     tag: Any = None
+    limits: Limits | None = None
 
 
 @dataclass(frozen=True, slots=True)

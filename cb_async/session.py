@@ -232,6 +232,8 @@ class Session:
         if search is None or search.kind != "ponder":
             return  # ponderhit when not pondering does nothing
         search.hit_at = command.received_at if command.received_at is not None else time.monotonic()
+        if command.limits is not None:
+            search.go = _replace_go(search.go, limits=command.limits.replace(multipv=search.go.limits.multipv))
         limits = search.go.limits
         search.kind = "infinite" if limits.infinite else "game"
         if search.held is not None:
