@@ -15,7 +15,7 @@ import pytest
 from cb_async.limits import MAX_DEPTH, Limits
 from cb_async.results import Score, SearchInfo, SearchResult
 from cb_async.search import Searcher, StopToken, history_keys
-from cb_async.search.searcher import POLL_MASK
+from cb_async.search.searcher import POLL_MASK, position_key
 
 MIDDLEGAME = "r1bq1rk1/2p1bppp/p1np1n2/1p2p3/4P3/1BP2N2/PP1P1PPP/RNBQR1K1 w - - 1 9"
 
@@ -131,7 +131,7 @@ def test_history_keys_stop_at_the_last_irreversible_move() -> None:
     replay = chess.Board()
     for uci in ["e2e4", "e7e5"]:
         replay.push_uci(uci)
-    assert keys[0] == replay._transposition_key()
+    assert keys[0] == position_key(replay)
 
 
 def test_the_callers_board_is_not_modified() -> None:

@@ -62,18 +62,33 @@ class SearchAborted(Exception):
     """Raised from inside the tree when the stop token or the node limit ends the search."""
 
 
+def position_key(board: chess.Board) -> tuple[int, ...]:
+    """What identifies a position for repetitions and the transposition table.
+
+    Only ints: python-chess's own `_transposition_key()` holds None when there is no en passant
+    square, and in CPython 3.11 `hash(None)` depends on the process's memory layout, which
+    would make the table's slots, and so the bench node count, differ from run to run. The
+    search hashes the same fields inline (`alphabeta`); keep the two in step.
+    """
+    occupied_co = board.occupied_co
+    return (
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+        occupied_co[0], occupied_co[1], board.turn, board.castling_rights, board.ep_square or 0,
+    )
+
+
 def history_keys(board: chess.Board) -> tuple[Hashable, ...]:
     """Repetition keys of the positions before `board`'s current one (from board.move_stack,
     back to the last irreversible move), in the form `search` expects as `history`.
 
-    The keys are python-chess transposition keys (plain tuples): they pickle and compare the
-    same in every process, unlike their `hash()`, which the search computes on its side.
+    The keys are plain tuples of ints (`position_key`): they pickle and compare the same in
+    every process, unlike their `hash()`, which the search computes on its side.
     """
     copy = board.copy()
     keys: list[Hashable] = []
     for _ in range(min(board.halfmove_clock, len(copy.move_stack))):
         copy.pop()
-        keys.append(copy._transposition_key())
+        keys.append(position_key(copy))
     keys.reverse()
     return tuple(keys)
 
@@ -85,7 +100,7 @@ class Searcher:
         self.move_overhead: float = 30.0
         self._tt = TranspositionTable(hash_mb)
         self._history = [0] * 8192
-        self._killers: list[list[chess.Move | None]] = [[None, None] for _ in range(MAX_PLY + 2)]
+        self._killers: list[list[int]] = [[-1, -1] for _ in range(MAX_PLY + 2)]
 
     def set_hash_size(self, mb: int) -> None:
         """Resize the transposition table (which clears it)."""
@@ -95,7 +110,7 @@ class Searcher:
         """Forget everything learnt from earlier positions."""
         self._tt.clear()
         self._history = [0] * 8192
-        self._killers = [[None, None] for _ in range(MAX_PLY + 2)]
+        self._killers = [[-1, -1] for _ in range(MAX_PLY + 2)]
 
     def hashfull(self) -> int:
         return self._tt.hashfull()
@@ -115,7 +130,7 @@ class Searcher:
             soft, hard = budget(limits, board.turn, self.move_overhead)
             stop.set_deadlines(start + soft / 1000.0, start + hard / 1000.0)
         # Killers are only meaningful for the position they were found in.
-        self._killers = [[None, None] for _ in range(MAX_PLY + 2)]
+        self._killers = [[-1, -1] for _ in range(MAX_PLY + 2)]
         run = _SearchRun(self._tt, self._history, self._killers, board, history, limits, stop, on_info, start)
         return run.execute()
 
@@ -127,7 +142,7 @@ class _SearchRun:
         self,
         tt: TranspositionTable,
         history_table: list[int],
-        killers: list[list[chess.Move | None]],
+        killers: list[list[int]],
         board: chess.Board,
         history: Sequence[Hashable],
         limits: Limits,
@@ -240,7 +255,7 @@ class _SearchRun:
     def _order_root(self, moves: list[chess.Move]) -> list[chess.Move]:
         """TT move first, then captures by victim value, then the rest in generation order."""
         board = self.board
-        tt_move = self.tt.best_move(hash(board._transposition_key()))
+        tt_move = self.tt.best_move(hash(position_key(board)))
 
         def key(move: chess.Move) -> int:
             if move == tt_move:
@@ -299,7 +314,7 @@ class _SearchRun:
         if ponder is None:
             after = board.copy(stack=False)
             after.push(best)
-            candidate = self.tt.best_move(hash(after._transposition_key()))
+            candidate = self.tt.best_move(hash(position_key(after)))
             if candidate is not None and after.is_legal(candidate):
                 ponder = candidate
         elapsed = time.monotonic() - self.start
@@ -330,7 +345,6 @@ class _SearchRun:
         pop = board.pop
         is_check = board.is_check
         was_into_check = board.was_into_check
-        transposition_key = board._transposition_key
         piece_type_at = board.piece_type_at
         occupied_co = board.occupied_co
         generate_moves = board.generate_pseudo_legal_moves
@@ -342,6 +356,7 @@ class _SearchRun:
         killers = self.killers
         delta_of = move_delta
         bb_squares = chess.BB_SQUARES
+        BB_ALL = chess.BB_ALL
         null_move = chess.Move.null()
         lmr = _LMR
         order_value = ORDER_VALUE
@@ -412,7 +427,10 @@ class _SearchRun:
                 poll()
             if ply > seldepth:
                 seldepth = ply
-            key = hash(transposition_key())
+            key = hash((
+                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+                occupied_co[0], occupied_co[1], board.turn, board.castling_rights, board.ep_square or 0,
+            ))
             here = base + ply
             keys[here] = key
             # Draws: fifty moves, repetition (once inside the tree, twice before the root).
@@ -491,13 +509,18 @@ class _SearchRun:
             best = -INFINITY
             best_move = None
             legal = 0
+            # Stages: 0 the TT move, 1 captures (MVV-LVA), 2 the rest (killers, then history).
+            # A cut-off in an early stage saves generating the later ones.
             stage = 0
-            moves: list[chess.Move] | tuple[chess.Move, ...] = (tt_move,) if tt_move is not None else ()
+            if tt_move is not None:
+                moves: list[chess.Move] | tuple[chess.Move, ...] = (tt_move,)
+                tt_code = tt_move.from_square << 6 | tt_move.to_square
+            else:
+                moves = ()
+                tt_code = -1
             child_pv = ply + 1
             while True:
                 for move in moves:
-                    if stage and move == tt_move:
-                        continue
                     to_square = move.to_square
                     quiet = not (theirs & bb_squares[to_square]) and not move.promotion
                     d_mg, d_eg, d_phase = delta_of(board, move)
@@ -529,8 +552,9 @@ class _SearchRun:
                             reduction = lmr[depth if depth < 64 else 63][legal if legal < 64 else 63]
                             if pv_node and reduction:
                                 reduction -= 1
-                            if move == killer_pair[0] or move == killer_pair[1]:
-                                reduction = reduction - 1 if reduction else 0
+                            code = move.from_square << 6 | to_square
+                            if reduction and (code == killer_pair[0] or code == killer_pair[1]):
+                                reduction -= 1
                             if reduction >= new_depth:
                                 reduction = new_depth - 1
                         value = -alphabeta(-alpha - 1, -alpha, new_depth - reduction, child_pv, c_mg, c_eg, c_phase, gives, False, True)
@@ -550,10 +574,11 @@ class _SearchRun:
                                 pv_table[ply] = (move,) + pv_table[child_pv]
                             if value >= beta:
                                 if quiet:
-                                    if killer_pair[0] != move:
+                                    code = move.from_square << 6 | to_square
+                                    if killer_pair[0] != code:
                                         killer_pair[1] = killer_pair[0]
-                                        killer_pair[0] = move
-                                    index = history_base | move.from_square << 6 | to_square
+                                        killer_pair[0] = code
+                                    index = history_base | code
                                     history_table[index] += depth * depth
                                     if history_table[index] > HISTORY_CAP:
                                         for i in range(8192):
@@ -561,25 +586,32 @@ class _SearchRun:
                                 break
                             alpha = value
                 else:
-                    if stage:
+                    if stage == 2:
                         break
-                    stage = 1
+                    stage += 1
                     scored = []
                     append = scored.append
-                    first_killer, second_killer = killer_pair
-                    for move in generate_moves():
-                        to_square = move.to_square
-                        if theirs & bb_squares[to_square]:
-                            append((_CAPTURE_BASE + order_value[piece_type_at(to_square)] * 8 - piece_type_at(move.from_square), move))
-                        elif move.promotion:
-                            append((_PROMOTION_BASE + move.promotion, move))
-                        elif move == first_killer:
-                            append((_KILLER_1, move))
-                        elif move == second_killer:
-                            append((_KILLER_2, move))
-                        else:
-                            append((history_table[history_base | move.from_square << 6 | to_square], move))
-                    scored.sort(key=first, reverse=True)
+                    if stage == 1:
+                        for move in generate_moves(BB_ALL, theirs):
+                            if (move.from_square << 6 | move.to_square) == tt_code and move == tt_move:
+                                continue
+                            append((order_value[piece_type_at(move.to_square)] * 8 - piece_type_at(move.from_square), move))
+                    else:
+                        first_killer, second_killer = killer_pair
+                        for move in generate_moves(BB_ALL, BB_ALL & ~theirs):
+                            code = move.from_square << 6 | move.to_square
+                            if code == tt_code and move == tt_move:
+                                continue
+                            if move.promotion:
+                                append((_PROMOTION_BASE + move.promotion, move))
+                            elif code == first_killer:
+                                append((_KILLER_1, move))
+                            elif code == second_killer:
+                                append((_KILLER_2, move))
+                            else:
+                                append((history_table[history_base | code], move))
+                    if len(scored) > 1:
+                        scored.sort(key=first, reverse=True)
                     moves = [move for _, move in scored]
                     continue
                 break
@@ -603,7 +635,7 @@ class _SearchRun:
             nonlocal nodes
             try:
                 nodes += 1
-                key = hash(transposition_key())
+                key = hash(position_key(board))
                 keys[base] = key
                 best = -INFINITY
                 original_alpha = alpha
