@@ -24,7 +24,8 @@ import chess
 from cb_async.limits import MAX_DEPTH, Limits
 from cb_async.results import Score, SearchInfo, SearchResult
 from cb_async.search.control import StopToken
-from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch, move_delta
+from cb_async.search.captures import captures
+from cb_async.search.evaluation import EG, MG, MAX_PHASE, PHASE_WEIGHT, TEMPO, blend, evaluate_from_scratch, move_delta
 from cb_async.search.scores import (
     INFINITY,
     MATE,
@@ -348,7 +349,10 @@ class _SearchRun:
         piece_type_at = board.piece_type_at
         occupied_co = board.occupied_co
         generate_moves = board.generate_pseudo_legal_moves
-        generate_captures = board.generate_pseudo_legal_captures
+        gen_captures = captures
+        mg_tables = MG
+        eg_tables = EG
+        phase_weight = PHASE_WEIGHT
         should_stop = self.stop.should_stop
         tt_entries = self.tt.entries
         tt_mask = self.tt.mask
@@ -390,17 +394,19 @@ class _SearchRun:
             if stand > alpha:
                 alpha = stand
             best = stand
-            scored = []
-            for move in generate_captures():
-                victim = piece_type_at(move.to_square) or 1
-                if not move.promotion and stand + order_value[victim] + 200 <= alpha:
-                    continue
-                scored.append((victim * 8 - piece_type_at(move.from_square), move))
-            if not scored:
-                return best
-            scored.sort(key=first, reverse=True)
-            for _, move in scored:
-                d_mg, d_eg, d_phase = delta_of(board, move)
+            mg_us = mg_tables[turn]
+            eg_us = eg_tables[turn]
+            mg_them = mg_tables[not turn]
+            eg_them = eg_tables[not turn]
+            for _, move, attacker, victim in gen_captures(board, alpha - stand - 200, order_value):
+                if move.promotion:
+                    d_mg, d_eg, d_phase = delta_of(board, move)
+                else:
+                    to_square = move.to_square
+                    from_square = move.from_square
+                    d_mg = mg_us[attacker][to_square] - mg_us[attacker][from_square] - mg_them[victim][to_square]
+                    d_eg = eg_us[attacker][to_square] - eg_us[attacker][from_square] - eg_them[victim][to_square]
+                    d_phase = -phase_weight[victim]
                 push(move)
                 if was_into_check():
                     pop()
