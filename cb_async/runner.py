@@ -23,6 +23,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,15 @@ _STOPPED_ID, _DEADLINE_ID, _SOFT, _HARD = range(4)
 
 class WorkerDied(RuntimeError):
     """The search process ended unexpectedly; the runner starts a new one."""
+
+
+class WorkerBroken(WorkerDied):
+    """The search process keeps dying as soon as it starts: the runner gave up restarting it."""
+
+
+#: A worker that dies this soon after its start, this many times in a row, is not restarted.
+QUICK_DEATH_SECONDS = 2.0
+QUICK_DEATHS_TO_GIVE_UP = 3
 
 
 class SharedStopToken(StopToken):
@@ -194,6 +204,9 @@ class SearchRunner:
         self._pending_acks: dict[int, asyncio.Future[None]] = {}
         self._closed = False
         self.restarts = 0
+        self._started_at = 0.0
+        self._quick_deaths = 0
+        self.broken = False
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -204,6 +217,7 @@ class SearchRunner:
         process = self._context.Process(
             target=_worker_main, args=(worker_end, host_end, self.control), name="cb-async-search", daemon=True
         )
+        self._started_at = time.monotonic()
         process.start()
         worker_end.close()
         self._process = process
@@ -279,6 +293,9 @@ class SearchRunner:
         assert self._active is None or self._active.future.done(), "one search at a time"
         search_id = next(self._ids)
         handle = SearchHandle(self, search_id, board, on_info)
+        if self.broken:
+            handle.future.set_exception(WorkerBroken("the search process cannot be started"))
+            return handle
         if deadlines is not None:
             write_deadlines(self.control, search_id, *deadlines)
         self._active = handle
@@ -333,12 +350,19 @@ class SearchRunner:
             if not future.done():
                 future.set_result(None)
         self._pending_acks.clear()
-        self.restarts += 1
         if self._conn is not None:
             self._conn.close()
-        self.start()
+        quick = time.monotonic() - self._started_at < QUICK_DEATH_SECONDS
+        self._quick_deaths = self._quick_deaths + 1 if quick else 0
+        if self._quick_deaths >= QUICK_DEATHS_TO_GIVE_UP:
+            self.broken = True
+            error: WorkerDied = WorkerBroken("the search process dies as soon as it starts; not restarting it")
+        else:
+            self.restarts += 1
+            self.start()
+            error = WorkerDied("the search process ended unexpectedly")
         if handle is not None and not handle.future.done():
-            handle.future.set_exception(WorkerDied("the search process ended unexpectedly"))
+            handle.future.set_exception(error)
 
 
 def default_context() -> multiprocessing.context.BaseContext:

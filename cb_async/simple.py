@@ -1,0 +1,141 @@
+"""`cb_async.SimpleEngine`: the embedded engine for code without asyncio.
+
+Like python-chess's `SimpleEngine`: an event loop runs on a background thread, and every
+method blocks the caller until the engine answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Coroutine, Iterable, Mapping
+from typing import Any, TypeVar
+
+import chess
+import chess.engine
+from chess.engine import INFO_ALL, INFO_NONE, AnalysisComplete, AnalysisResult, InfoDict, Limit, PlayResult
+
+from cb_async.embedded import Engine
+
+T = TypeVar("T")
+
+
+class SimpleEngine:
+    """A blocking embedded engine. Use `with SimpleEngine() as engine:` or call `close()`."""
+
+    def __init__(self, options: Mapping[str, Any] | None = None, timeout: float | None = 30.0) -> None:
+        self.timeout = timeout
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="cb-async-simple", daemon=True)
+        self._thread.start()
+        self.engine = Engine(options)
+        try:
+            self._run(self.engine.start(), timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    def _run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise
+
+    @property
+    def id(self) -> dict[str, str]:
+        return self.engine.id
+
+    @property
+    def options(self) -> dict[str, chess.engine.Option]:
+        return self.engine.options
+
+    def ping(self) -> None:
+        self._run(self.engine.ping(), self.timeout)
+
+    def configure(self, options: Mapping[str, Any]) -> None:
+        self._run(self.engine.configure(options), self.timeout)
+
+    def play(self, board: chess.Board, limit: Limit, **kwargs: Any) -> PlayResult:
+        return self._run(self.engine.play(board, limit, **kwargs), _timeout_for(limit, self.timeout))
+
+    def analyse(self, board: chess.Board, limit: Limit, **kwargs: Any) -> InfoDict | list[InfoDict]:
+        return self._run(self.engine.analyse(board, limit, **kwargs), _timeout_for(limit, self.timeout))
+
+    def analysis(self, board: chess.Board, limit: Limit | None = None, **kwargs: Any) -> SimpleAnalysis:
+        return SimpleAnalysis(self, self._run(self.engine.analysis(board, limit, **kwargs), self.timeout))
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        if self._thread.is_alive():
+            try:
+                self._run(self.engine.aclose(), 10)
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join(10)
+        self._loop.close()
+
+    quit = close
+
+    def __enter__(self) -> SimpleEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SimpleAnalysis:
+    """A blocking view of an `AnalysisResult`: iterate for infos, `stop()`, `wait()`."""
+
+    def __init__(self, simple: SimpleEngine, inner: AnalysisResult) -> None:
+        self._simple = simple
+        self.inner = inner
+
+    @property
+    def info(self) -> InfoDict:
+        return self.inner.info
+
+    @property
+    def multipv(self) -> list[InfoDict]:
+        return self.inner.multipv
+
+    def stop(self) -> None:
+        self._simple._loop.call_soon_threadsafe(self.inner.stop)
+
+    def wait(self) -> chess.engine.BestMove:
+        return self._simple._run(self.inner.wait())
+
+    def get(self) -> InfoDict:
+        return self._simple._run(self.inner.get())
+
+    def next(self) -> InfoDict | None:
+        return self._simple._run(self.inner.next())
+
+    def __iter__(self) -> SimpleAnalysis:
+        return self
+
+    def __next__(self) -> InfoDict:
+        try:
+            return self.get()
+        except AnalysisComplete:
+            raise StopIteration from None
+
+    def __enter__(self) -> SimpleAnalysis:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _timeout_for(limit: Limit, timeout: float | None) -> float | None:
+    """Like python-chess: no timeout on clock limits, the move time plus `timeout` otherwise."""
+    if timeout is None or limit.white_clock is not None or limit.black_clock is not None:
+        return None
+    if limit.time is not None:
+        return limit.time + timeout
+    if limit.depth is None and limit.nodes is None and limit.mate is None:
+        return None
+    return timeout
