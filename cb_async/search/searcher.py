@@ -346,6 +346,7 @@ class _SearchRun:
         pop = board.pop
         is_check = board.is_check
         was_into_check = board.was_into_check
+        slider_blockers = board._slider_blockers
         piece_type_at = board.piece_type_at
         occupied_co = board.occupied_co
         generate_moves = board.generate_pseudo_legal_moves
@@ -525,13 +526,21 @@ class _SearchRun:
                 moves = ()
                 tt_code = -1
             child_pv = ply + 1
+            # Legality is checked after the push, and only where a move can be illegal: out of
+            # check, only king moves, moves of pinned pieces and en passant can expose the king.
+            if in_check:
+                unsafe = BB_ALL
+            else:
+                king_bb = board.kings & occupied_co[turn]
+                unsafe = slider_blockers(king_bb.bit_length() - 1) | king_bb
+            ep_square = board.ep_square
             while True:
                 for move in moves:
                     to_square = move.to_square
                     quiet = not (theirs & bb_squares[to_square]) and not move.promotion
                     d_mg, d_eg, d_phase = delta_of(board, move)
                     push(move)
-                    if was_into_check():
+                    if ((unsafe >> move.from_square) & 1 or to_square == ep_square) and was_into_check():
                         pop()
                         continue
                     legal += 1
