@@ -109,6 +109,82 @@ def summary(name: str, seconds: list[float]) -> str:
     return f"{name:<28} median {statistics.median(ms):8.2f} ms   p99 {p99:8.2f} ms   max {ms[-1]:8.2f} ms   (n={len(ms)})"
 
 
+async def _ticker_lag(seconds: float, work: "asyncio.Future[object]") -> list[float]:
+    """Lag of a 1 ms ticker: how late each `sleep(0.001)` wakes, while `work` runs."""
+    import asyncio
+
+    lags = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        before = time.perf_counter()
+        await asyncio.sleep(0.001)
+        lags.append(max(0.0, time.perf_counter() - before - 0.001))
+    await work
+    return lags
+
+
+async def embedded_lag(seconds: float) -> tuple[list[float], list[float]]:
+    """The host loop's lag during a search: cb_async.Engine (worker process) against the same
+    search in a thread of the host, the anchor."""
+    import asyncio
+
+    import chess
+    import chess.engine
+
+    from cb_async.embedded import Engine
+    from cb_async.limits import Limits
+    from cb_async.search import Searcher, StopToken
+
+    board = chess.Board("r1bq1rk1/2p1bppp/p1np1n2/1p2p3/4P3/1BP2N2/PP1P1PPP/RNBQR1K1 w - - 1 9")
+    async with Engine() as engine:
+        await engine.ping()
+        play = asyncio.ensure_future(engine.play(board, chess.engine.Limit(time=seconds + 0.2)))
+        process_lags = await _ticker_lag(seconds, play)
+    token = StopToken()
+    token.set_deadlines(time.monotonic() + seconds + 0.2, time.monotonic() + seconds + 0.2)
+    loop = asyncio.get_running_loop()
+    thread = loop.run_in_executor(None, Searcher().search, board, (), Limits(), token, None)
+    thread_lags = await _ticker_lag(seconds, thread)
+    return process_lags, thread_lags
+
+
+def _open_fds() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return -1
+
+
+def _child_processes() -> int:
+    try:
+        children = 0
+        me = str(os.getpid())
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    with open(f"/proc/{pid}/stat") as stat:
+                        if stat.read().rsplit(")", 1)[1].split()[1] == me:
+                            children += 1
+                except OSError:
+                    pass
+        return children
+    except OSError:
+        return -1
+
+
+async def open_close_cycles(cycles: int) -> list[tuple[int, int, int]]:
+    """(cycle, open fds, child processes) every so often over `cycles` open/ping/close."""
+    from cb_async.embedded import Engine
+
+    samples = [(0, _open_fds(), _child_processes())]
+    for cycle in range(1, cycles + 1):
+        async with Engine() as engine:
+            await engine.ping()
+        if cycle % max(1, cycles // 10) == 0:
+            samples.append((cycle, _open_fds(), _child_processes()))
+    return samples
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="cb-async latency", description=__doc__.split("\n\n")[0])
     parser.add_argument("--engine", action="append", metavar="CMD",
@@ -117,7 +193,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--isready", type=int, default=200)
     parser.add_argument("--stops", type=int, default=100)
     parser.add_argument("--think", type=float, default=0.1, help="seconds each search runs before its stop")
+    parser.add_argument("--embedded", action="store_true",
+                        help="measure the embedded library instead: host loop lag during a search, and open/close cycles")
+    parser.add_argument("--seconds", type=float, default=2.0, help="--embedded: how long the search runs")
+    parser.add_argument("--cycles", type=int, default=1000, help="--embedded: engine open/close cycles")
     args = parser.parse_args(argv)
+    if args.embedded:
+        import asyncio
+
+        process_lags, thread_lags = asyncio.run(embedded_lag(args.seconds))
+        print(f"host loop lag of a 1 ms ticker during a {args.seconds:g} s search (cores: {os.cpu_count()})")
+        print(summary("cb_async.Engine (process)", process_lags))
+        print(summary("anchor: search in a thread", thread_lags))
+        samples = asyncio.run(open_close_cycles(args.cycles))
+        print(f"open/close cycles: {', '.join(f'{c}: {fds} fds {kids} children' for c, fds, kids in samples)}")
+        return 0
     commands = [shlex.split(c) for c in args.engine] if args.engine else [default_engine()]
     for command in commands:
         print(f"engine: {' '.join(command)}   (cores: {os.cpu_count()})")
