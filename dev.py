@@ -3,7 +3,8 @@
 
 The first run makes a virtual environment in `.venv` and installs cb-async into it (editable,
 with its test dependencies); later runs reuse it and reinstall only when `pyproject.toml`
-changed. Set-up chatter goes to stderr, so `python3 dev.py engine` is a clean stdio engine
+(or this file) changed. The install is editable in `compat` mode (a plain path entry, no
+import hook), which keeps the engine's start-up fast. Set-up chatter goes to stderr, so `python3 dev.py engine` is a clean stdio engine
 that a GUI can start.
 """
 
@@ -24,7 +25,7 @@ STAMP = VENV / ".cb-async-installed"
 
 
 def ensure_environment() -> None:
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + Path(__file__).read_bytes()).hexdigest()
     if STAMP.exists() and STAMP.read_text() == wanted and PYTHON.exists():
         return
     if not PYTHON.exists():
@@ -32,7 +33,7 @@ def ensure_environment() -> None:
         venv.EnvBuilder(with_pip=True).create(VENV)
     print("dev.py: installing cb-async and its test dependencies into .venv", file=sys.stderr)
     subprocess.run(
-        [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e", f"{ROOT}[test]"],
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--config-settings", "editable_mode=compat", "-e", f"{ROOT}[test]"],
         check=True, stdout=sys.stderr,
     )
     STAMP.write_text(wanted)

@@ -11,18 +11,21 @@ selects CNP, `protover` XBoard; `xboard` selects XBoard provisionally and, if th
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import sys
 import time
 from collections.abc import Iterable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from cb_async.commands import Command, Quit
-from cb_async.framing import StdinReader, TooLong
 from cb_async.runner import SearchRunner
-from cb_async.session import Session
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from cb_async.commands import Command
+    from cb_async.framing import TooLong
+    from cb_async.session import Session
 
 PROTOCOLS = ("uci", "xboard", "cnp")
 
@@ -94,8 +97,10 @@ def make_adapter(protocol: str, max_time_ms: int | None = None) -> Any:
 def run(protocol: str = "auto", log_path: str | None = None, max_time_ms: int | None = None) -> int:
     """Serve one engine on stdin/stdout until `quit`, end of input or SIGTERM; the exit status."""
     runner = SearchRunner()
-    runner.start()  # before any thread of ours exists: a clean fork
+    runner.start()  # first: a clean fork (no threads yet), and the worker warms up in parallel
     log = TranscriptLog(log_path) if log_path else None
+    import asyncio
+
     try:
         return asyncio.run(_serve(runner, protocol, log, max_time_ms))
     except UnsupportedProtocol as error:
@@ -108,6 +113,12 @@ def run(protocol: str = "auto", log_path: str | None = None, max_time_ms: int | 
 
 
 async def _serve(runner: SearchRunner, protocol: str, log: TranscriptLog | None, max_time_ms: int | None) -> int:
+    # Imported here, after the worker has forked, so that both processes load in parallel.
+    import asyncio
+
+    from cb_async.framing import StdinReader, TooLong
+    from cb_async.session import Session
+
     loop = asyncio.get_running_loop()
     runner.attach(loop)
     inbox: asyncio.Queue[tuple[str | TooLong | None, float]] = asyncio.Queue()
@@ -172,8 +183,8 @@ async def _choose_protocol(inbox: asyncio.Queue[Any], protocol: str, note_input:
         line = item[0]
         if line is None:
             return taken, "xboard" if provisional_xboard else "uci"
-        if isinstance(line, TooLong):
-            continue
+        if not isinstance(line, str):
+            continue  # an over-long line decides nothing
         text = line.strip()
         if not text:
             continue
@@ -195,6 +206,8 @@ async def _choose_protocol(inbox: asyncio.Queue[Any], protocol: str, note_input:
 def _install_signals(loop: asyncio.AbstractEventLoop, session: Session, protocol: str) -> None:
     """SIGTERM ends the engine cleanly (status 0). SIGINT never kills an XBoard engine (some
     GUIs send it to interrupt thinking); elsewhere it quits like SIGTERM."""
+    from cb_async.commands import Quit
+
     quit_now = lambda: session.submit(Quit())  # noqa: E731
     try:
         loop.add_signal_handler(signal.SIGTERM, quit_now)

@@ -14,7 +14,6 @@ search runs.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import math
 import multiprocessing
@@ -26,13 +25,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import chess
 
 from cb_async.limits import Limits
 from cb_async.results import Score, SearchInfo, SearchResult
 from cb_async.search.control import StopToken
+
+if TYPE_CHECKING:
+    import asyncio
 
 _STOPPED_ID, _DEADLINE_ID, _SOFT, _HARD = range(4)
 
@@ -102,7 +104,9 @@ class SearchRequest:
 
 
 def _worker_main(conn: multiprocessing.connection.Connection, host_end: Any, control: Any) -> None:
-    """The worker process: receive a request, search, send infos and the result."""
+    """The worker process: receive a request, search, send infos and the result.
+
+    (The host imports asyncio only after the fork, so the worker never loads it.)"""
     if host_end is not None:
         host_end.close()  # so that the host's death reads as end of input here
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # GUIs send SIGINT to XBoard engines
