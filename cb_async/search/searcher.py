@@ -59,6 +59,34 @@ for _depth in range(1, 64):
         _LMR[_depth][_count] = int(0.75 + math.log(_depth) * math.log(_count) / 2.25)
 
 
+def _check_targets(board: chess.Board, us: bool) -> tuple[tuple[int, ...], int]:
+    """Where each of our piece types would give check, and the lines through their king.
+
+    ([piece type] -> squares checking their king, rays): a quiet move gives a direct check
+    only by landing on its type's squares, and a discovered check only by leaving a ray.
+    """
+    king = (board.kings & board.occupied_co[not us]).bit_length() - 1
+    if king < 0:
+        return (0,) * 7, 0
+    occupied = board.occupied
+    diagonal = chess.BB_DIAG_ATTACKS[king][chess.BB_DIAG_MASKS[king] & occupied]
+    straight = (
+        chess.BB_FILE_ATTACKS[king][chess.BB_FILE_MASKS[king] & occupied]
+        | chess.BB_RANK_ATTACKS[king][chess.BB_RANK_MASKS[king] & occupied]
+    )
+    squares = (
+        0,
+        chess.BB_PAWN_ATTACKS[not us][king],
+        chess.BB_KNIGHT_ATTACKS[king],
+        diagonal,
+        straight,
+        diagonal | straight,
+        0,
+    )
+    rays = chess.BB_DIAG_ATTACKS[king][0] | chess.BB_FILE_ATTACKS[king][0] | chess.BB_RANK_ATTACKS[king][0]
+    return squares, rays
+
+
 class SearchAborted(Exception):
     """Raised from inside the tree when the stop token or the node limit ends the search."""
 
@@ -534,9 +562,31 @@ class _SearchRun:
                 king_bb = board.kings & occupied_co[turn]
                 unsafe = slider_blockers(king_bb.bit_length() - 1) | king_bb
             ep_square = board.ep_square
+            # Quiet moves near the horizon: all of them are futile when the static evaluation
+            # is far below alpha, and only the first few are worth trying (late-move pruning).
+            prune_quiets = not pv_node and not in_check and depth <= 3
+            futile = prune_quiets and depth <= 2 and static + 150 * depth <= alpha
+            late_limit = 3 + 3 * depth * depth
+            check_squares: tuple[int, ...] | None = None
+            check_rays = 0
             while True:
                 for move in moves:
                     to_square = move.to_square
+                    must_check = (
+                        stage == 2 and prune_quiets and legal and best > -MATE_BOUND and not move.promotion
+                        and (futile or legal > late_limit)
+                    )
+                    if must_check:
+                        # Pruned unless it gives check: a cheap superset first (the piece lands
+                        # on a checking square, or leaves a line through their king), the exact
+                        # test after the push.
+                        if check_squares is None:
+                            check_squares, check_rays = _check_targets(board, turn)
+                        if not (
+                            (check_squares[piece_type_at(move.from_square)] >> to_square) & 1
+                            or (check_rays >> move.from_square) & 1
+                        ):
+                            continue
                     quiet = not (theirs & bb_squares[to_square]) and not move.promotion
                     d_mg, d_eg, d_phase = delta_of(board, move)
                     push(move)
@@ -545,14 +595,10 @@ class _SearchRun:
                         continue
                     legal += 1
                     gives = is_check()
-                    if quiet and not gives and not in_check and not pv_node and legal > 1 and best > -MATE_BOUND:
-                        # Futility and late-move pruning near the horizon.
-                        if depth <= 2 and static + 150 * depth <= alpha:
-                            pop()
-                            continue
-                        if depth <= 3 and legal > 3 + 3 * depth * depth:
-                            pop()
-                            continue
+                    if must_check and not gives:
+                        legal -= 1
+                        pop()
+                        continue
                     new_depth = depth - 1 + gives
                     c_mg = mg + d_mg
                     c_eg = eg + d_eg
