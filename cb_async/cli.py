@@ -13,6 +13,7 @@ SUBCOMMANDS = {
     "perft": ("cb_async.perft", "count leaf nodes of the move tree (checks move generation)"),
     "bench": ("cb_async.bench", "search a fixed set of positions; prints nodes and speed"),
     "latency": ("cb_async.latency", "measure start-up, isready and stop latency of the engine"),
+    "match": ("cb_async.match", "play engines against each other (UCI or XBoard), with SPRT"),
     "cnp-schema": ("adapters.cnp", "print the JSON Schema of CNP, the Chess Node Protocol"),
 }
 

@@ -1,0 +1,481 @@
+"""`cb-async match`: play engines against each other, like cutechess-cli, on python-chess's client.
+
+    cb-async match --engine cmd=cb-async name=new --engine "cmd=python3 sunfish.py" name=sunfish \\
+        --games 200 --tc 10+0.1 --pgn games.pgn --sprt elo0=0 elo1=10 alpha=0.05 beta=0.05
+
+Colours alternate and each opening is played with both colours. The tool keeps the clocks
+itself (wall time of each move, the increment added after it): a move that arrives after the
+flag fell is a time forfeit, an illegal move or a crash loses, and a stalled engine (no move
+long after its clock ran out) loses by stall. Each is written into the result and the PGN.
+Pondering is off: in self-play both engines would share the cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import datetime
+import math
+import random
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.engine
+import chess.pgn
+import chess.polyglot
+
+DEFAULT_OPENINGS = Path(__file__).parent / "data" / "openings.epd"
+STALL_GRACE_SECONDS = 5.0
+
+
+# -- configuration ------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class EngineSpec:
+    name: str
+    command: list[str]
+    protocol: str = "uci"
+    options: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+def parse_engine(words: Sequence[str]) -> EngineSpec:
+    """`cmd=... name=... proto=uci|xboard option.Hash=64` (cutechess-cli's words)."""
+    fields: dict[str, str] = {}
+    options: dict[str, str] = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep:
+            raise ValueError(f"expected key=value, got {word!r}")
+        if key.startswith("option."):
+            options[key[len("option."):]] = value
+        else:
+            fields[key] = value
+    if "cmd" not in fields:
+        raise ValueError("an engine needs cmd=...")
+    protocol = fields.get("proto", "uci")
+    if protocol not in ("uci", "xboard"):
+        raise ValueError(f"proto must be uci or xboard, not {protocol!r}")
+    command = shlex.split(fields["cmd"])
+    return EngineSpec(fields.get("name", Path(command[0]).name), command, protocol, options)
+
+
+@dataclasses.dataclass(frozen=True)
+class TimeControl:
+    base: float | None = None  # seconds
+    increment: float = 0.0
+    movetime: float | None = None
+    depth: int | None = None
+    nodes: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> TimeControl:
+        base, _, inc = text.partition("+")
+        return cls(base=float(base), increment=float(inc or 0))
+
+    def describe(self) -> str:
+        if self.base is not None:
+            return f"{self.base:g}+{self.increment:g}"
+        parts = [f"movetime {self.movetime:g}s" if self.movetime else "", f"depth {self.depth}" if self.depth else "",
+                 f"nodes {self.nodes}" if self.nodes else ""]
+        return ", ".join(p for p in parts if p) or "-"
+
+
+@dataclasses.dataclass(frozen=True)
+class Adjudication:
+    resign_score: int | None = None  # centipawns; both engines agree for resign_moves moves
+    resign_moves: int = 3
+    draw_score: int | None = None
+    draw_moves: int = 8
+    draw_after: int = 40  # full moves before draw adjudication may start
+    tablebases: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Sprt:
+    elo0: float
+    elo1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return math.log(self.beta / (1 - self.alpha)), math.log((1 - self.beta) / self.alpha)
+
+    def llr(self, wins: int, draws: int, losses: int) -> float:
+        """The log-likelihood ratio of elo1 against elo0 (the trinomial GSPRT approximation)."""
+        n = wins + draws + losses
+        if n == 0 or wins == 0 or losses == 0:
+            return 0.0
+        w, d = wins / n, draws / n
+        mean = w + d / 2
+        variance = (w + d / 4) - mean ** 2
+        if variance <= 0:
+            return 0.0
+        score0, score1 = _expected_score(self.elo0), _expected_score(self.elo1)
+        return (score1 - score0) * (2 * mean - score0 - score1) / (2 * variance / n)
+
+    def state(self, wins: int, draws: int, losses: int) -> str:
+        llr = self.llr(wins, draws, losses)
+        lower, upper = self.bounds
+        verdict = "H1 accepted" if llr >= upper else "H0 accepted" if llr <= lower else "running"
+        return f"LLR {llr:.2f} ({lower:.2f}, {upper:.2f}) [{self.elo0:g}, {self.elo1:g}] {verdict}"
+
+
+def _expected_score(elo: float) -> float:
+    return 1 / (1 + 10 ** (-elo / 400))
+
+
+def elo_summary(wins: int, draws: int, losses: int) -> tuple[float, float, float]:
+    """(Elo, 95% half-interval, LOS) of the first engine from its W/D/L."""
+    n = wins + draws + losses
+    if n == 0:
+        return 0.0, 0.0, 0.5
+    score = (wins + draws / 2) / n
+    variance = (wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score ** 2) / n
+    elo = _elo(score)
+    margin = 0.0
+    if variance > 0 and 0 < score < 1:
+        spread = 1.959964 * math.sqrt(variance / n)
+        margin = (_elo(min(0.999, score + spread)) - _elo(max(0.001, score - spread))) / 2
+    los = 0.5 * (1 + math.erf((wins - losses) / math.sqrt(2 * (wins + losses)))) if wins + losses else 0.5
+    return elo, margin, los
+
+
+def _elo(score: float) -> float:
+    score = min(max(score, 1e-6), 1 - 1e-6)
+    return -400 * math.log10(1 / score - 1)
+
+
+# -- openings -----------------------------------------------------------------------------------
+
+def load_openings(path: Path) -> list[chess.Board]:
+    """Start positions from an EPD file (one position a line) or a PGN file (each game's moves)."""
+    boards: list[chess.Board] = []
+    if path.suffix.lower() == ".pgn":
+        with path.open(encoding="utf-8") as handle:
+            while (game := chess.pgn.read_game(handle)) is not None:
+                boards.append(game.end().board())
+    else:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith("#"):
+                board = chess.Board()
+                board.set_epd(line.strip())
+                boards.append(board)
+    if not boards:
+        raise ValueError(f"no openings in {path}")
+    return boards
+
+
+# -- playing ------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class GameResult:
+    white: str
+    black: str
+    result: str  # "1-0", "0-1", "1/2-1/2"
+    reason: str
+    pgn: chess.pgn.Game
+
+
+class Player:
+    """One engine process, started once and reused for many games."""
+
+    def __init__(self, spec: EngineSpec) -> None:
+        self.spec = spec
+        self.engine: chess.engine.Protocol | None = None
+        self.transport: asyncio.SubprocessTransport | None = None
+
+    async def ensure_started(self) -> chess.engine.Protocol:
+        if self.engine is None or self.engine.returncode.done():
+            popen = chess.engine.popen_uci if self.spec.protocol == "uci" else chess.engine.popen_xboard
+            self.transport, self.engine = await asyncio.wait_for(popen(self.spec.command), 60)
+            options = {name: value for name, value in self.spec.options.items()}
+            if options:
+                await self.engine.configure(options)
+        return self.engine
+
+    async def kill(self) -> None:
+        if self.transport is not None:
+            try:
+                self.transport.kill()
+            except ProcessLookupError:
+                pass
+        self.engine = None
+
+    async def close(self) -> None:
+        if self.engine is not None:
+            try:
+                await asyncio.wait_for(self.engine.quit(), 5)
+            except (asyncio.TimeoutError, chess.engine.EngineError, chess.engine.EngineTerminatedError):
+                await self.kill()
+        self.engine = None
+
+
+async def play_game(white: Player, black: Player, opening: chess.Board, tc: TimeControl,
+                    adjudication: Adjudication, game_number: int, tablebase: Any = None) -> GameResult:
+    board = opening.copy()
+    players = {chess.WHITE: white, chess.BLACK: black}
+    clocks = {chess.WHITE: tc.base, chess.BLACK: tc.base}
+    scores: dict[chess.Color, list[int]] = {chess.WHITE: [], chess.BLACK: []}
+    game_id = object()
+    result, reason = "*", ""
+    comments: list[str] = []
+    while True:
+        outcome = board.outcome(claim_draw=True)
+        if outcome is not None:
+            result = outcome.result()
+            reason = outcome.termination.name.lower().replace("_", " ")
+            break
+        adjudicated = _adjudicate(board, scores, adjudication, tablebase)
+        if adjudicated is not None:
+            result, reason = adjudicated
+            break
+        side = board.turn
+        player = players[side]
+        limit = _limit(tc, clocks)
+        started = time.monotonic()
+        try:
+            engine = await player.ensure_started()
+            timeout = (clocks[side] or 0) + STALL_GRACE_SECONDS if tc.base is not None else None
+            if tc.movetime is not None:
+                timeout = tc.movetime + STALL_GRACE_SECONDS
+            play = await asyncio.wait_for(
+                engine.play(board, limit, game=game_id, info=chess.engine.INFO_SCORE, ponder=False), timeout)
+        except asyncio.TimeoutError:
+            await player.kill()
+            result, reason = _loss(side), f"{player.spec.name} stalls"
+            break
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, OSError) as error:
+            await player.kill()
+            kind = "makes an illegal move" if "illegal" in str(error).lower() else "crashes"
+            result, reason = _loss(side), f"{player.spec.name} {kind}: {error}"
+            break
+        used = time.monotonic() - started
+        if tc.base is not None:
+            remaining = clocks[side] - used  # type: ignore[operator]
+            if remaining < 0:
+                result, reason = _loss(side), f"{player.spec.name} loses on time"
+                break
+            clocks[side] = remaining + tc.increment
+        move = play.move
+        if move is None or move not in board.legal_moves:
+            result, reason = _loss(side), f"{player.spec.name} makes an illegal move: {move}"
+            break
+        score = play.info.get("score")
+        if score is not None:
+            scores[side].append(score.pov(side).score(mate_score=100_000))
+        comments.append(f"{_score_text(score, side)}/{used:.2f}s")
+        board.push(move)
+    return GameResult(white.spec.name, black.spec.name, result, reason,
+                      _pgn(opening, board, white, black, result, reason, comments, tc, game_number))
+
+
+def _limit(tc: TimeControl, clocks: dict[chess.Color, float | None]) -> chess.engine.Limit:
+    if tc.base is not None:
+        return chess.engine.Limit(white_clock=max(0.001, clocks[chess.WHITE] or 0), black_clock=max(0.001, clocks[chess.BLACK] or 0),
+                                  white_inc=tc.increment, black_inc=tc.increment)
+    return chess.engine.Limit(time=tc.movetime, depth=tc.depth, nodes=tc.nodes)
+
+
+def _loss(side: chess.Color) -> str:
+    return "0-1" if side == chess.WHITE else "1-0"
+
+
+def _score_text(score: chess.engine.PovScore | None, side: chess.Color) -> str:
+    if score is None:
+        return "-"
+    relative = score.pov(side)
+    return f"{'+' if (relative.score(mate_score=100000) or 0) >= 0 else ''}{relative}"
+
+
+def _adjudicate(board: chess.Board, scores: dict[chess.Color, list[int]], rules: Adjudication,
+                tablebase: Any) -> tuple[str, str] | None:
+    if tablebase is not None and chess.popcount(board.occupied) <= 5 and not board.castling_rights:
+        try:
+            wdl = tablebase.probe_wdl(board)
+        except (KeyError, IndexError, ValueError):
+            wdl = None
+        if wdl is not None:
+            if wdl > 0:
+                return ("1-0" if board.turn == chess.WHITE else "0-1"), "tablebase win"
+            if wdl < 0:
+                return ("0-1" if board.turn == chess.WHITE else "1-0"), "tablebase win"
+            return "1/2-1/2", "tablebase draw"
+    white, black = scores[chess.WHITE], scores[chess.BLACK]
+    n = rules.resign_moves
+    if rules.resign_score is not None and len(white) >= n and len(black) >= n:
+        if all(s <= -rules.resign_score for s in white[-n:]) and all(s >= rules.resign_score for s in black[-n:]):
+            return "0-1", "adjudication: White's score says lost"
+        if all(s <= -rules.resign_score for s in black[-n:]) and all(s >= rules.resign_score for s in white[-n:]):
+            return "1-0", "adjudication: Black's score says lost"
+    n = rules.draw_moves
+    if (rules.draw_score is not None and board.fullmove_number > rules.draw_after
+            and len(white) >= n and len(black) >= n
+            and all(abs(s) <= rules.draw_score for s in white[-n:] + black[-n:])):
+        return "1/2-1/2", "adjudication: both scores say drawn"
+    return None
+
+
+def _pgn(opening: chess.Board, board: chess.Board, white: Player, black: Player, result: str, reason: str,
+         comments: list[str], tc: TimeControl, number: int) -> chess.pgn.Game:
+    game = chess.pgn.Game()
+    game.headers.update({
+        "Event": "cb-async match", "Site": "local", "Date": datetime.date.today().strftime("%Y.%m.%d"),
+        "Round": str(number), "White": white.spec.name, "Black": black.spec.name, "Result": result,
+        "TimeControl": tc.describe(), "Termination": reason,
+    })
+    if opening != chess.Board():
+        game.setup(opening)
+    node: chess.pgn.GameNode = game
+    for move, comment in zip(board.move_stack[len(opening.move_stack):], comments):
+        node = node.add_variation(move, comment=comment)
+    return game
+
+
+# -- the match ----------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Tally:
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    forfeits: list[str] = dataclasses.field(default_factory=list)
+
+    def add(self, game: GameResult, first: str) -> None:
+        if game.result == "1/2-1/2":
+            self.draws += 1
+        elif (game.result == "1-0") == (game.white == first):
+            self.wins += 1
+        else:
+            self.losses += 1
+        if any(word in game.reason for word in ("on time", "illegal", "crashes", "stalls")):
+            self.forfeits.append(game.reason)
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+
+def progress_line(tally: Tally, total: int, names: tuple[str, str], sprt: Sprt | None) -> str:
+    elo, margin, los = elo_summary(tally.wins, tally.draws, tally.losses)
+    score = (tally.wins + tally.draws / 2) / tally.games if tally.games else 0.0
+    line = (f"{names[0]} vs {names[1]}: {tally.games}/{total} games, W/D/L {tally.wins}/{tally.draws}/{tally.losses}, "
+            f"score {score:.1%}, Elo {elo:+.1f} ± {margin:.1f}, LOS {los:.1%}, forfeits {len(tally.forfeits)}")
+    if sprt is not None:
+        line += ", " + sprt.state(tally.wins, tally.draws, tally.losses)
+    return line
+
+
+async def run_match(specs: tuple[EngineSpec, EngineSpec], games: int, openings: list[chess.Board], tc: TimeControl,
+                    adjudication: Adjudication, concurrency: int, pgn_path: Path | None, sprt: Sprt | None,
+                    seed: int, out: Any = sys.stdout) -> Tally:
+    rng = random.Random(seed)
+    order = openings[:]
+    rng.shuffle(order)
+    tally = Tally()
+    names = (specs[0].name, specs[1].name)
+    tablebase = None
+    if adjudication.tablebases:
+        import chess.syzygy
+
+        tablebase = chess.syzygy.open_tablebase(adjudication.tablebases)
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for number in range(games):
+        queue.put_nowait(number)
+    stop = asyncio.Event()
+    pgn_handle = pgn_path.open("a", encoding="utf-8") if pgn_path else None
+
+    async def worker() -> None:
+        players = (Player(specs[0]), Player(specs[1]))
+        try:
+            while not stop.is_set():
+                try:
+                    number = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                opening = order[(number // 2) % len(order)]
+                first_is_white = number % 2 == 0
+                white, black = (players[0], players[1]) if first_is_white else (players[1], players[0])
+                game = await play_game(white, black, opening, tc, adjudication, number + 1, tablebase)
+                tally.add(game, names[0])
+                if pgn_handle is not None:
+                    print(game.pgn, file=pgn_handle, end="\n\n", flush=True)
+                print(f"game {number + 1}: {game.white} - {game.black} {game.result} ({game.reason})", file=out)
+                print(progress_line(tally, games, names, sprt), file=out, flush=True)
+                if sprt is not None and sprt.state(tally.wins, tally.draws, tally.losses).endswith("accepted"):
+                    stop.set()
+        finally:
+            for player in players:
+                await player.close()
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+    finally:
+        if pgn_handle is not None:
+            pgn_handle.close()
+    return tally
+
+
+def _key_values(words: Sequence[str]) -> dict[str, str]:
+    return dict(word.split("=", 1) for word in words)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="cb-async match", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--engine", nargs="+", action="append", required=True, metavar="KEY=VALUE",
+                        help="cmd=COMMAND [name=NAME] [proto=uci|xboard] [option.NAME=VALUE ...]; give it twice")
+    parser.add_argument("--games", type=int, default=2)
+    parser.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS, help="EPD or PGN file of start positions")
+    control = parser.add_mutually_exclusive_group()
+    control.add_argument("--tc", help="base+increment in seconds, e.g. 10+0.1")
+    control.add_argument("--movetime", type=float, help="seconds per move")
+    parser.add_argument("--depth", type=int)
+    parser.add_argument("--nodes", type=int)
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--pgn", type=Path, help="append every game to this PGN file")
+    parser.add_argument("--resign", nargs="+", metavar="KEY=VALUE", help="score=CP moves=N")
+    parser.add_argument("--draw", nargs="+", metavar="KEY=VALUE", help="score=CP moves=N after=FULLMOVES")
+    parser.add_argument("--tb", metavar="DIR", help="adjudicate with Syzygy tablebases in DIR")
+    parser.add_argument("--sprt", nargs="+", metavar="KEY=VALUE", help="elo0=0 elo1=5 alpha=0.05 beta=0.05")
+    parser.add_argument("--seed", type=int, default=1, help="shuffles the openings reproducibly")
+    args = parser.parse_args(argv)
+    if len(args.engine) != 2:
+        parser.error("give exactly two --engine")
+    try:
+        specs = (parse_engine(args.engine[0]), parse_engine(args.engine[1]))
+    except ValueError as error:
+        parser.error(str(error))
+    if specs[0].name == specs[1].name:
+        specs[1].name += "-2"
+    if args.tc:
+        tc = TimeControl.parse(args.tc)
+    elif args.movetime or args.depth or args.nodes:
+        tc = TimeControl(movetime=args.movetime, depth=args.depth, nodes=args.nodes)
+    else:
+        parser.error("give --tc, --movetime, --depth or --nodes")
+    resign = _key_values(args.resign or [])
+    draw = _key_values(args.draw or [])
+    adjudication = Adjudication(
+        resign_score=int(resign["score"]) if "score" in resign else None, resign_moves=int(resign.get("moves", 3)),
+        draw_score=int(draw["score"]) if "score" in draw else None, draw_moves=int(draw.get("moves", 8)),
+        draw_after=int(draw.get("after", 40)), tablebases=args.tb,
+    )
+    sprt = None
+    if args.sprt:
+        values = {k: float(v) for k, v in _key_values(args.sprt).items()}
+        sprt = Sprt(values.get("elo0", 0.0), values.get("elo1", 5.0), values.get("alpha", 0.05), values.get("beta", 0.05))
+    openings = load_openings(args.openings)
+    started = time.monotonic()
+    tally = asyncio.run(run_match(specs, args.games, openings, tc, adjudication, args.concurrency, args.pgn, sprt, args.seed))
+    print(f"Finished in {time.monotonic() - started:.0f} s. "
+          + progress_line(tally, tally.games, (specs[0].name, specs[1].name), sprt))
+    for reason in tally.forfeits:
+        print(f"forfeit: {reason}")
+    return 0

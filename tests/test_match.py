@@ -1,0 +1,75 @@
+"""The match tool: its statistics, and a short real match between two engines."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from pathlib import Path
+
+import chess
+import chess.pgn
+import pytest
+
+from cb_async.match import (
+    DEFAULT_OPENINGS, Adjudication, EngineSpec, Sprt, TimeControl, elo_summary, load_openings, parse_engine, run_match,
+)
+from conformance.engine_process import engine_command
+
+
+def test_shipped_openings_are_many_and_legal() -> None:
+    boards = load_openings(DEFAULT_OPENINGS)
+    assert len(boards) >= 50
+    assert len({b.epd() for b in boards}) == len(boards)
+    assert all(b.is_valid() and not b.is_game_over() for b in boards)
+
+
+def test_parse_engine_words() -> None:
+    spec = parse_engine(["cmd=python3 sunfish.py", "name=sunfish", "proto=uci", "option.Hash=64"])
+    assert spec == EngineSpec("sunfish", ["python3", "sunfish.py"], "uci", {"Hash": "64"})
+    with pytest.raises(ValueError):
+        parse_engine(["name=x"])
+    with pytest.raises(ValueError):
+        parse_engine(["cmd=x", "proto=telnet"])
+
+
+def test_time_control() -> None:
+    assert TimeControl.parse("10+0.1") == TimeControl(base=10.0, increment=0.1)
+    assert TimeControl.parse("60") == TimeControl(base=60.0)
+
+
+@pytest.mark.parametrize("w,d,l,elo,positive", [(50, 0, 50, 0.0, None), (75, 0, 25, 190.8, True), (25, 0, 75, -190.8, False)])
+def test_elo(w: int, d: int, l: int, elo: float, positive: bool | None) -> None:
+    value, margin, los = elo_summary(w, d, l)
+    assert value == pytest.approx(elo, abs=0.5)
+    assert margin > 0
+    if positive is True:
+        assert los > 0.99
+    elif positive is False:
+        assert los < 0.01
+    else:
+        assert los == pytest.approx(0.5)
+
+
+def test_sprt_accepts_and_rejects() -> None:
+    sprt = Sprt(0, 10)
+    lower, upper = sprt.bounds
+    assert lower == pytest.approx(-2.944, abs=0.01) and upper == pytest.approx(2.944, abs=0.01)
+    assert sprt.state(600, 200, 200).endswith("H1 accepted")
+    assert sprt.state(200, 200, 600).endswith("H0 accepted")
+    assert sprt.state(10, 10, 10).endswith("running")
+
+
+def test_a_short_match_records_every_game(tmp_path: Path) -> None:
+    engine = EngineSpec("cb", engine_command())
+    other = EngineSpec("cb-2", engine_command())
+    pgn = tmp_path / "games.pgn"
+    openings = load_openings(DEFAULT_OPENINGS)[:1]
+    out = io.StringIO()
+    tally = asyncio.run(run_match((engine, other), 2, openings, TimeControl(depth=1), Adjudication(draw_score=1000, draw_moves=2, draw_after=0),
+                                  1, pgn, None, 1, out))
+    assert tally.games == 2 and not tally.forfeits
+    with pgn.open() as handle:
+        games = [chess.pgn.read_game(handle), chess.pgn.read_game(handle)]
+    assert [g.headers["White"] for g in games] == ["cb", "cb-2"]  # colours alternate
+    assert games[0].board().fen() == games[1].board().fen() == openings[0].fen()  # same opening both ways
+    assert "2/2 games" in out.getvalue()
