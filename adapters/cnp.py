@@ -159,7 +159,7 @@ class CnpAdapter:
         if not isinstance(method, str):
             return [self._error(reply_id, INVALID_REQUEST, "invalid request: method must be a string", {})]
         if message.get("jsonrpc") != "2.0":
-            return [self._error(reply_id, INVALID_REQUEST, 'invalid request: jsonrpc must be "2.0"', {})]
+            return [self._error(reply_id, INVALID_REQUEST, "invalid request: jsonrpc must be 2.0", {})]
         if reply_id is None:
             return [self._error(None, INVALID_REQUEST, "invalid request: id must be an integer or a string", {})]
         if self.running is not None and _same_id(request_id, self.running.tag.request_id):

@@ -626,7 +626,7 @@ def test_stopped_before_depth_one_still_has_every_line() -> None:
 
 @pytest.mark.parametrize(("fen", "score"), [
     ("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", {"cp": 0}),  # stalemate
-    ("6Qk/8/6K1/8/8/8/8/8 b - - 0 1", {"mate": 0}),  # checkmate
+    ("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1", {"mate": 0}),  # checkmate
 ])
 def test_no_legal_move(fen: str, score: dict[str, int]) -> None:
     harness = Harness()
