@@ -13,7 +13,6 @@ import chess
 
 _KNIGHT = chess.BB_KNIGHT_ATTACKS
 _KING = chess.BB_KING_ATTACKS
-_PAWN = chess.BB_PAWN_ATTACKS
 _DIAG_MASKS = chess.BB_DIAG_MASKS
 _DIAG = chess.BB_DIAG_ATTACKS
 _FILE_MASKS = chess.BB_FILE_MASKS
@@ -21,6 +20,8 @@ _FILE = chess.BB_FILE_ATTACKS
 _RANK_MASKS = chess.BB_RANK_MASKS
 _RANK = chess.BB_RANK_ATTACKS
 _BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
+_NOT_FILE_A = chess.BB_ALL & ~chess.BB_FILE_A
+_NOT_FILE_H = chess.BB_ALL & ~chess.BB_FILE_H
 _Move = chess.Move
 _QUEEN = chess.QUEEN
 
@@ -30,52 +31,63 @@ def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...])
 
     Captures of a piece worth less than `min_victim_value` (by `values`) are left out, except
     promotions. The order key is MVV-LVA: the victim's type times 8 less the attacker's.
+    Pawn captures are found for all pawns at once by shifting their bitboard, since most
+    pawns capture nothing.
     """
     us = board.turn
-    theirs = board.occupied_co[not us]
-    ours = board.occupied_co[us]
+    occupied_co = board.occupied_co
+    theirs = occupied_co[not us]
+    ours = occupied_co[us]
     occupied = board.occupied
     piece_type_at = board.piece_type_at
     found: list[tuple[int, chess.Move, int, int]] = []
     append = found.append
 
-    pawns = board.pawns
-    knights = board.knights
-    bishops = board.bishops
-    rooks = board.rooks
-    queens = board.queens
-    # Per attacker type: its squares and how it attacks.
-    for attacker, squares in (
-        (chess.PAWN, pawns & ours),
-        (chess.KNIGHT, knights & ours),
-        (chess.BISHOP, bishops & ours),
-        (chess.ROOK, rooks & ours),
-        (chess.QUEEN, queens & ours),
-        (chess.KING, board.kings & ours),
-    ):
-        while squares:
-            source = squares.bit_length() - 1
-            squares ^= 1 << source
-            if attacker == 1:
-                targets = _PAWN[us][source] & theirs
-            elif attacker == 2:
-                targets = _KNIGHT[source] & theirs
-            elif attacker == 6:
-                targets = _KING[source] & theirs
-            else:
-                targets = 0
-                if attacker != 4:
-                    targets = _DIAG[source][_DIAG_MASKS[source] & occupied]
-                if attacker != 3:
-                    targets |= _FILE[source][_FILE_MASKS[source] & occupied] | _RANK[source][_RANK_MASKS[source] & occupied]
-                targets &= theirs
+    pawns = board.pawns & ours
+    if pawns:
+        if us:
+            sides = (((pawns << 7) & _NOT_FILE_H & theirs, 7), ((pawns << 9) & _NOT_FILE_A & theirs, 9))
+        else:
+            sides = (((pawns >> 9) & _NOT_FILE_H & theirs, -9), ((pawns >> 7) & _NOT_FILE_A & theirs, -7))
+        for targets, shift in sides:
             while targets:
                 target = targets.bit_length() - 1
                 targets ^= 1 << target
                 victim = piece_type_at(target)
-                if attacker == 1 and (1 << target) & _BACKRANKS:
-                    append((victim * 8 + 40, _Move(source, target, _QUEEN), attacker, victim))  # type: ignore[operator]
+                if (1 << target) & _BACKRANKS:
+                    append((victim * 8 + 40, _Move(target - shift, target, _QUEEN), 1, victim))  # type: ignore[operator]
                 elif values[victim] >= min_victim_value:  # type: ignore[index]
+                    append((victim * 8 - 1, _Move(target - shift, target), 1, victim))  # type: ignore[operator]
+
+    for attacker, squares in (
+        (2, board.knights & ours),
+        (3, board.bishops & ours),
+        (4, board.rooks & ours),
+        (5, board.queens & ours),
+        (6, board.kings & ours),
+    ):
+        while squares:
+            source = squares.bit_length() - 1
+            squares ^= 1 << source
+            if attacker == 2:
+                targets = _KNIGHT[source] & theirs
+            elif attacker == 6:
+                targets = _KING[source] & theirs
+            elif attacker == 3:
+                targets = _DIAG[source][_DIAG_MASKS[source] & occupied] & theirs
+            elif attacker == 4:
+                targets = (_FILE[source][_FILE_MASKS[source] & occupied] | _RANK[source][_RANK_MASKS[source] & occupied]) & theirs
+            else:
+                targets = (
+                    _DIAG[source][_DIAG_MASKS[source] & occupied]
+                    | _FILE[source][_FILE_MASKS[source] & occupied]
+                    | _RANK[source][_RANK_MASKS[source] & occupied]
+                ) & theirs
+            while targets:
+                target = targets.bit_length() - 1
+                targets ^= 1 << target
+                victim = piece_type_at(target)
+                if values[victim] >= min_victim_value:  # type: ignore[index]
                     append((victim * 8 - attacker, _Move(source, target), attacker, victim))  # type: ignore[operator]
     if len(found) > 1:
         found.sort(key=_first, reverse=True)
