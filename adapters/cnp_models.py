@@ -17,7 +17,6 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
-from pydantic.json_schema import models_json_schema
 
 PROTOCOL = "cnp/1"
 MAX_MULTIPV = 256
@@ -30,13 +29,16 @@ RequestId = Annotated[Union[StrictInt, StrictStr], Field(union_mode="left_to_rig
 class _Params(BaseModel):
     """Incoming: strict, camelCase on the wire, unknown members ignored."""
 
-    model_config = ConfigDict(strict=True, extra="ignore", alias_generator=to_camel, frozen=True)
+    # Each is built when its first request comes, not all at start-up.
+    model_config = ConfigDict(strict=True, extra="ignore", alias_generator=to_camel, frozen=True, defer_build=True)
 
 
 class _Output(BaseModel):
     """Outgoing: camelCase on the wire, nothing but the members described."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", alias_generator=to_camel, frozen=True)
+    # Built on first use: the engine itself never validates its own output, so it should not
+    # pay for building these at start-up.
+    model_config = ConfigDict(strict=True, extra="forbid", alias_generator=to_camel, frozen=True, defer_build=True)
 
 
 # -- params -----------------------------------------------------------------------------------
@@ -288,6 +290,8 @@ ERRORS: dict[int, str] = {
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of CNP 1: every message under `$defs`, a line is any
     of the envelopes, and `x-cnp-methods` pairs each method with its params and result."""
+    from pydantic.json_schema import models_json_schema  # only `cnp-schema` and the tests need it
+
     models: list[type[BaseModel]] = [Request, ResultResponse, ErrorResponse, InfoNotification]
     for params, result in METHODS.values():
         models.extend((params, result))
