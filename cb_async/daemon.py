@@ -144,9 +144,14 @@ async def _serve(runner: SearchRunner, protocol: str, log: TranscriptLog | None,
             return adapter.end_of_input()
         return adapter.receive(line, received_at)
 
+    drain_notes = getattr(adapter, "drain_notes", None)  # an adapter's notes for stderr (CNP)
+
     def sink(event: Any) -> list[Command]:
         lines, followups = adapter.on_event(event)
         writer.write_lines(lines)
+        if drain_notes is not None:
+            for note in drain_notes():
+                print(f"cb-async: {note}", file=sys.stderr, flush=True)
         return followups
 
     session = Session(runner, sink, translate)
