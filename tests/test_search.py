@@ -303,3 +303,73 @@ def test_chess960_castling_is_searched_as_king_takes_rook() -> None:
     castles = {line.pv[0] for line in result.lines if board.is_castling(line.pv[0])}
     assert castles == {chess.Move.from_uci("e1h1"), chess.Move.from_uci("e1a1")}
     assert_consistent(board, result)
+
+
+# -- the search's own move making and capture generation ----------------------------------
+
+def _random_positions(games: int, seed: int) -> "list[chess.Board]":
+    import random
+
+    rng = random.Random(seed)
+    boards = []
+    for game in range(games):
+        board = chess.Board.from_chess960_pos(rng.randrange(960)) if game % 2 else chess.Board()
+        board.chess960 = bool(game % 2)
+        for _ in range(120):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            boards.append(board.copy(stack=False))
+            board.push(rng.choice(moves))
+    return boards
+
+
+def _state(board: chess.Board) -> tuple:
+    return (
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+        tuple(board.occupied_co), board.occupied, board.promoted, board.turn, board.castling_rights,
+        board.ep_square, board.halfmove_clock, board.fullmove_number,
+    )
+
+
+def test_play_matches_push_and_the_evaluation() -> None:
+    from cb_async.search.evaluation import evaluate_from_scratch
+    from cb_async.search.play import play
+
+    for board in _random_positions(12, seed=7):
+        before = _state(board)
+        start = evaluate_from_scratch(board)
+        for move in list(board.legal_moves):
+            reference = board.copy(stack=False)
+            reference.push(move)
+            delta = play(board, move)
+            assert _state(board) == _state(reference), (board.fen(), move)
+            assert tuple(a + b for a, b in zip(start, delta)) == evaluate_from_scratch(board)
+            board.pop()
+            assert _state(board) == before
+
+
+def test_quiescence_captures_match_python_chess() -> None:
+    from cb_async.search.captures import captures
+    from cb_async.search.searcher import ORDER_VALUE
+
+    for board in _random_positions(12, seed=11):
+        expected = {
+            move for move in board.generate_pseudo_legal_captures()
+            if not board.is_en_passant(move) and move.promotion in (None, chess.QUEEN)
+        }
+        found = captures(board, 0, ORDER_VALUE)
+        assert {move for _, move, _, _ in found} == expected
+        assert len(found) == len(expected)
+        for _, move, attacker, victim in found:
+            assert board.piece_type_at(move.from_square) == attacker
+            assert board.piece_type_at(move.to_square) == victim
+        keys = [key for key, _, _, _ in found]
+        assert keys == sorted(keys, reverse=True)
+
+
+def test_a_proven_mate_on_the_clock_is_played_at_once() -> None:
+    start = time.monotonic()
+    result = run("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", Limits(movetime=5000))
+    assert result.score == Score(mate=1)
+    assert time.monotonic() - start < 1.0

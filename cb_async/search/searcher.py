@@ -233,10 +233,12 @@ class _SearchRun:
             line_moves = [pv[0] for _, pv in lines]
             root_moves = line_moves + [move for move in root_moves if move not in chosen]
             infos = self._report(depth, lines)
-            mate_limit = limits.mate
-            if mate_limit is not None:
-                moves = mate_moves(previous)
-                if moves is not None and moves <= mate_limit:
+            moves = mate_moves(previous)
+            if moves is not None:
+                if limits.mate is not None and moves <= limits.mate:
+                    break
+                # On the clock, a mate proven with depth to spare will not get shorter: play it.
+                if not limits.infinite and self.stop.has_deadline and depth >= 2 * moves + 4:
                     break
             if self.nodes >= node_limit:
                 break
