@@ -16,7 +16,7 @@ import chess
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
 
-DEFAULT_DEPTH = 8
+DEFAULT_DEPTH = 9
 
 #: Openings, middlegames, endgames, tactical and Chess960 positions (960: Shredder castling).
 POSITIONS: tuple[str, ...] = (

@@ -711,8 +711,8 @@ class _SearchRun:
                             if value >= beta:
                                 break
                 bound = LOWER if best >= beta else EXACT if best > original_alpha else UPPER
-                stored = best + 0 if not is_mate_score(best) else best  # root: ply 0
-                tt_entries[key & tt_mask] = (key, depth, bound, stored, best_pv[0])
+                # At the root, ply 0, a mate score needs no adjustment.
+                tt_entries[key & tt_mask] = (key, depth, bound, best, best_pv[0])
                 return best, best_pv
             finally:
                 run.nodes = nodes
