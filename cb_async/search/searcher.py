@@ -377,6 +377,7 @@ class _SearchRun:
         pop = board.pop
         is_check = board.is_check
         was_into_check = board.was_into_check
+        is_attacked_by = board.is_attacked_by
         slider_blockers = board._slider_blockers
         piece_type_at = board.piece_type_at
         occupied_co = board.occupied_co
@@ -422,7 +423,11 @@ class _SearchRun:
             if stand > alpha:
                 alpha = stand
             best = stand
+            them = not turn
             for _, move, attacker, victim in gen_captures(board, alpha - stand - 200, order_value):
+                # A capture by a more valuable piece of a defended one likely loses material.
+                if order_value[attacker] > order_value[victim] + 50 and is_attacked_by(them, move.to_square):
+                    continue
                 d_mg, d_eg, d_phase = play_known(board, move, attacker, victim)
                 if was_into_check():
                     pop()
