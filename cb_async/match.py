@@ -7,7 +7,9 @@ Colours alternate and each opening is played with both colours. The tool keeps t
 itself (wall time of each move, the increment added after it): a move that arrives after the
 flag fell is a time forfeit, an illegal move or a crash loses, and a stalled engine (no move
 long after its clock ran out) loses by stall. Each is written into the result and the PGN.
-Pondering is off: in self-play both engines would share the cores.
+Pondering is off unless `--ponder` (in self-play both engines then share the cores).
+`--rss` samples the resident memory of each engine process and its children (the search
+worker) after every game: the soak checks that it stays flat.
 """
 
 from __future__ import annotations
@@ -218,7 +220,8 @@ class Player:
 
 
 async def play_game(white: Player, black: Player, opening: chess.Board, tc: TimeControl,
-                    adjudication: Adjudication, game_number: int, tablebase: Any = None) -> GameResult:
+                    adjudication: Adjudication, game_number: int, tablebase: Any = None,
+                    ponder: bool = False) -> GameResult:
     board = opening.copy()
     players = {chess.WHITE: white, chess.BLACK: black}
     clocks = {chess.WHITE: tc.base, chess.BLACK: tc.base}
@@ -246,7 +249,7 @@ async def play_game(white: Player, black: Player, opening: chess.Board, tc: Time
             if tc.movetime is not None:
                 timeout = tc.movetime + STALL_GRACE_SECONDS
             play = await asyncio.wait_for(
-                engine.play(board, limit, game=game_id, info=chess.engine.INFO_SCORE, ponder=False), timeout)
+                engine.play(board, limit, game=game_id, info=chess.engine.INFO_SCORE, ponder=ponder), timeout)
         except asyncio.TimeoutError:
             await player.kill()
             result, reason = _loss(side), f"{player.spec.name} stalls"
@@ -346,6 +349,8 @@ class Tally:
     draws: int = 0
     losses: int = 0
     forfeits: list[str] = dataclasses.field(default_factory=list)
+    #: Engine name -> resident KiB of its process tree after each game (with `--rss`).
+    rss: dict[str, list[int]] = dataclasses.field(default_factory=dict)
 
     def add(self, game: GameResult, first: str) -> None:
         if game.result == "1/2-1/2":
@@ -361,6 +366,20 @@ class Tally:
     def games(self) -> int:
         return self.wins + self.draws + self.losses
 
+    def sample_rss(self, players: Sequence[Player]) -> None:
+        from cb_async.procinfo import tree_rss_kib
+
+        for player in players:
+            if player.transport is not None and player.engine is not None:
+                kib = tree_rss_kib(player.transport.get_pid())
+                if kib:
+                    self.rss.setdefault(player.spec.name, []).append(kib)
+
+    def rss_lines(self) -> list[str]:
+        """Per engine: resident memory after its first game, the most and after its last."""
+        return [f"memory {name}: first {kib[0] / 1024:.1f} MiB, max {max(kib) / 1024:.1f} MiB, "
+                f"last {kib[-1] / 1024:.1f} MiB over {len(kib)} samples" for name, kib in self.rss.items()]
+
 
 def progress_line(tally: Tally, total: int, names: tuple[str, str], sprt: Sprt | None) -> str:
     elo, margin, los = elo_summary(tally.wins, tally.draws, tally.losses)
@@ -374,7 +393,7 @@ def progress_line(tally: Tally, total: int, names: tuple[str, str], sprt: Sprt |
 
 async def run_match(specs: tuple[EngineSpec, EngineSpec], games: int, openings: list[chess.Board], tc: TimeControl,
                     adjudication: Adjudication, concurrency: int, pgn_path: Path | None, sprt: Sprt | None,
-                    seed: int, out: Any = sys.stdout) -> Tally:
+                    seed: int, out: Any = sys.stdout, ponder: bool = False, rss: bool = False) -> Tally:
     rng = random.Random(seed)
     order = openings[:]
     rng.shuffle(order)
@@ -402,8 +421,10 @@ async def run_match(specs: tuple[EngineSpec, EngineSpec], games: int, openings: 
                 opening = order[(number // 2) % len(order)]
                 first_is_white = number % 2 == 0
                 white, black = (players[0], players[1]) if first_is_white else (players[1], players[0])
-                game = await play_game(white, black, opening, tc, adjudication, number + 1, tablebase)
+                game = await play_game(white, black, opening, tc, adjudication, number + 1, tablebase, ponder)
                 tally.add(game, names[0])
+                if rss:
+                    tally.sample_rss(players)
                 if pgn_handle is not None:
                     print(game.pgn, file=pgn_handle, end="\n\n", flush=True)
                 print(f"game {number + 1}: {game.white} - {game.black} {game.result} ({game.reason})", file=out)
@@ -445,6 +466,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tb", metavar="DIR", help="adjudicate with Syzygy tablebases in DIR")
     parser.add_argument("--sprt", nargs="+", metavar="KEY=VALUE", help="elo0=0 elo1=5 alpha=0.05 beta=0.05")
     parser.add_argument("--seed", type=int, default=1, help="shuffles the openings reproducibly")
+    parser.add_argument("--ponder", action="store_true", help="the engines ponder on the opponent's time")
+    parser.add_argument("--rss", action="store_true",
+                        help="sample each engine's resident memory (with its children) after every game (Linux)")
     args = parser.parse_args(argv)
     if len(args.engine) != 2:
         parser.error("give exactly two --engine")
@@ -473,9 +497,12 @@ def main(argv: list[str]) -> int:
         sprt = Sprt(values.get("elo0", 0.0), values.get("elo1", 5.0), values.get("alpha", 0.05), values.get("beta", 0.05))
     openings = load_openings(args.openings)
     started = time.monotonic()
-    tally = asyncio.run(run_match(specs, args.games, openings, tc, adjudication, args.concurrency, args.pgn, sprt, args.seed))
+    tally = asyncio.run(run_match(specs, args.games, openings, tc, adjudication, args.concurrency, args.pgn, sprt,
+                                  args.seed, ponder=args.ponder, rss=args.rss))
     print(f"Finished in {time.monotonic() - started:.0f} s. "
           + progress_line(tally, tally.games, (specs[0].name, specs[1].name), sprt))
     for reason in tally.forfeits:
         print(f"forfeit: {reason}")
+    for line in tally.rss_lines():
+        print(line)
     return 0
