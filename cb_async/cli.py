@@ -14,6 +14,7 @@ SUBCOMMANDS = {
     "bench": ("cb_async.bench", "search a fixed set of positions; prints nodes and speed"),
     "latency": ("cb_async.latency", "measure start-up, isready and stop latency of the engine"),
     "match": ("cb_async.match", "play engines against each other (UCI or XBoard), with SPRT"),
+    "stress": ("cb_async.stress", "random interleavings of commands into the engine; checks every answer"),
     "cnp-schema": ("adapters.cnp", "print the JSON Schema of CNP, the Chess Node Protocol"),
 }
 
