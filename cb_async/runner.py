@@ -254,6 +254,8 @@ class SearchRunner:
                 message = conn.recv()
             except (EOFError, OSError):
                 if not self._closed:
+                    # Reap the dead worker here, off the loop: else each restart leaves a zombie.
+                    process.join(1.0)
                     try:
                         loop.call_soon_threadsafe(self._worker_died, process)
                     except RuntimeError:
