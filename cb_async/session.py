@@ -6,15 +6,9 @@ future. While a search runs the actor keeps reading: `isready` is answered at on
 are stored for the next search. Handling `Stop` (or a `Go` that replaces a search) awaits the
 old search's answer, so anything after it in the mailbox comes out after its `bestmove`.
 
-Search kinds and what ends them (the transition table `tests/test_session.py` walks):
-
-| kind     | ends by itself (limit, depth, mate) | Stop          | PonderHit              | Cancel/Quit  |
-|----------|-------------------------------------|---------------|------------------------|--------------|
-| game     | answers                             | answers       | ignored                | no answer    |
-| ponder   | holds its answer                    | answers       | becomes game (or       | no answer    |
-|          |                                     |               | infinite); a held      |              |
-|          |                                     |               | answer goes out at once|              |
-| infinite | holds its answer                    | answers       | ignored                | no answer    |
+Search kinds and what ends them are the table `TRANSITIONS` below: `tests/test_session.py`
+walks every row of it against this actor, and `docs/architecture.md` shows it as rendered by
+`transition_table_markdown()`.
 
 The node bound (`Go.max_time_ms`) answers every kind, held or not, with `stopped="maxTime"`.
 """
@@ -52,6 +46,42 @@ SearchKind = Literal["game", "ponder", "infinite"]
 #: Called with every event; returns the follow-up commands the adapter asks for (XBoard's
 #: ponder search after its move), which run before anything else in the mailbox.
 EventSink = Callable[[Any], Iterable[Command]]
+
+
+#: (kind of search, what happens) -> the events the session emits, in order. A ponder search
+#: that ends by itself, and an infinite one, hold their answer until Stop (or the hit).
+TRANSITIONS: dict[tuple[SearchKind, str], tuple[str, ...]] = {
+    ("game", "ends"): ("BestMove(limit)",),
+    ("game", "stop"): ("BestMove(stop)", "Acknowledged"),
+    ("game", "ponderhit"): ("Acknowledged",),
+    ("game", "cancel"): ("SearchCancelled", "Acknowledged"),
+    ("game", "quit"): ("SearchCancelled", "Goodbye"),
+    ("ponder", "ends"): (),
+    ("ponder", "stop"): ("BestMove(stop)", "Acknowledged"),
+    ("ponder", "ponderhit"): ("Acknowledged",),
+    ("ponder", "cancel"): ("SearchCancelled", "Acknowledged"),
+    ("ponder", "quit"): ("SearchCancelled", "Goodbye"),
+    ("infinite", "ends"): (),
+    ("infinite", "stop"): ("BestMove(stop)", "Acknowledged"),
+    ("infinite", "ponderhit"): ("Acknowledged",),
+    ("infinite", "cancel"): ("SearchCancelled", "Acknowledged"),
+    ("infinite", "quit"): ("SearchCancelled", "Goodbye"),
+}
+#: What a ponder hit turns a ponder search into; a held answer then goes out at once.
+AFTER_PONDERHIT = "game (or infinite, if its limits are infinite)"
+
+
+def transition_table_markdown() -> str:
+    """TRANSITIONS as a Markdown table: kinds down, happenings across."""
+    happenings = ("ends", "stop", "ponderhit", "cancel", "quit")
+    header = "| kind | " + " | ".join(f"`{h}`" for h in happenings) + " |"
+    lines = [header, "|" + "---|" * (len(happenings) + 1)]
+    for kind in ("game", "ponder", "infinite"):
+        cells = [", ".join(TRANSITIONS[(kind, h)]) or "(holds its answer)" for h in happenings]
+        if kind == "ponder":
+            cells[2] += f"; becomes {AFTER_PONDERHIT}"
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 @dataclass(eq=False)

@@ -19,7 +19,7 @@ from cb_async.events import (
 )
 from cb_async.limits import Limits
 from cb_async.results import Score, SearchResult
-from cb_async.session import Session
+from cb_async.session import TRANSITIONS, Session
 
 E2E4 = chess.Move.from_uci("e2e4")
 
@@ -113,23 +113,7 @@ KIND_LIMITS = {
 }
 
 # kind, what happens, the events expected after it (SearchStarted already taken)
-TABLE = [
-    ("game", "ends", ["BestMove(limit)"]),
-    ("game", "stop", ["BestMove(stop)", "Acknowledged"]),
-    ("game", "ponderhit", ["Acknowledged"]),
-    ("game", "cancel", ["SearchCancelled", "Acknowledged"]),
-    ("game", "quit", ["SearchCancelled", "Goodbye"]),
-    ("ponder", "ends", []),
-    ("ponder", "stop", ["BestMove(stop)", "Acknowledged"]),
-    ("ponder", "ponderhit", ["Acknowledged"]),
-    ("ponder", "cancel", ["SearchCancelled", "Acknowledged"]),
-    ("ponder", "quit", ["SearchCancelled", "Goodbye"]),
-    ("infinite", "ends", []),
-    ("infinite", "stop", ["BestMove(stop)", "Acknowledged"]),
-    ("infinite", "ponderhit", ["Acknowledged"]),
-    ("infinite", "cancel", ["SearchCancelled", "Acknowledged"]),
-    ("infinite", "quit", ["SearchCancelled", "Goodbye"]),
-]
+TABLE = [(kind, happening, list(events)) for (kind, happening), events in TRANSITIONS.items()]
 
 
 @pytest.mark.parametrize("kind,happening,expected", TABLE, ids=[f"{k}-{h}" for k, h, _ in TABLE])
