@@ -124,7 +124,10 @@ async def _serve(runner: SearchRunner, protocol: str, log: TranscriptLog | None,
     inbox: asyncio.Queue[tuple[str | TooLong | None, float]] = asyncio.Queue()
 
     def deliver(line: str | TooLong | None, received_at: float) -> None:
-        loop.call_soon_threadsafe(inbox.put_nowait, (line, received_at))
+        try:
+            loop.call_soon_threadsafe(inbox.put_nowait, (line, received_at))
+        except RuntimeError:
+            pass  # the loop has closed: the engine is leaving, the input no longer matters
 
     StdinReader(sys.stdin.fileno(), deliver).start()
     writer = Writer(sys.stdout.fileno(), log)

@@ -14,7 +14,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 def python_blocks() -> list[tuple[str, str]]:
     blocks = []
-    for path in sorted(DOCS.glob("*.md")):
+    for path in [DOCS.parent / "README.md", *sorted(DOCS.glob("*.md"))]:
         for number, code in enumerate(re.findall(r"```python\n(.*?)```", path.read_text(), re.S), 1):
             if "popen_uci(\"stockfish\")" in code or code.lstrip().startswith("# transport"):
                 continue  # a one-line comparison, not a program
