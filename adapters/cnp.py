@@ -41,6 +41,7 @@ from cb_async.events import (
     SearchCancelled,
 )
 from cb_async.framing import TooLong
+from cb_async.levels import MAX_ELO, MIN_ELO
 from cb_async.limits import Limits
 from cb_async.options import OptionSpec
 from cb_async.results import Score, SearchInfo, SearchResult
@@ -61,8 +62,8 @@ NOT_PONDERING = -32003
 CANCELLED = -32800
 
 CAPABILITIES: dict[str, Any] = {
-    "ponder": True, "multiPv": MAX_MULTIPV, "chess960": True, "syzygy": False, "book": False,
-    "levels": {"minElo": 0, "maxElo": 0},
+    "ponder": True, "multiPv": MAX_MULTIPV, "chess960": True, "syzygy": True, "book": True,
+    "levels": {"minElo": MIN_ELO, "maxElo": MAX_ELO},
 }
 
 
@@ -516,7 +517,7 @@ def search_result(event: BestMove, lines_wanted: int, root_moves: tuple[chess.Mo
         "ponderMs": event.ponder_ms,
         "pv": _uci(pv) if best is not None else [],
         "lines": _lines(result, lines_wanted, root_moves) if best is not None else [],
-        "source": "search",
+        "source": result.source,
         "stopped": event.stopped,
     }
 

@@ -228,6 +228,8 @@ class UciAdapter:
                 pv=result.pv or (result.best_move,), hashfull=result.hashfull, tbhits=result.tbhits,
             ), board)]
         best = move_text(board, (result.best_move,))[0]
+        if result.source != "search":
+            lines.insert(0, f"info string {result.source} move {best}")
         if result.ponder_move is not None:
             pv = move_text(board, (result.best_move, result.ponder_move))
             lines.append(f"bestmove {best} ponder {pv[1]}")

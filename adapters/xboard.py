@@ -32,9 +32,9 @@ import chess
 from adapters.uci import parse_fen
 from cb_async import options as option_table
 from cb_async.commands import (
-    Cancel, Command, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, Stop,
+    BookQuery, Cancel, Command, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, Stop,
 )
-from cb_async.events import BestMove, Identity, Info, Message, OptionError, Ready
+from cb_async.events import BestMove, BookEntries, Identity, Info, Message, OptionError, Ready
 from cb_async.framing import TooLong
 from cb_async.limits import Limits
 from cb_async.options import OptionSpec
@@ -45,8 +45,7 @@ _OPTIONS_WITH_COMMANDS = frozenset({"Hash", "Threads", "Ponder"})
 
 #: Sent by python-chess and XBoard as housekeeping; accepted without a word.
 _SILENT = frozenset({
-    "xboard", "accepted", "rejected", "random", "computer", "name", "rating", "ics", "draw",
-    "egtpath", ".",
+    "xboard", "accepted", "rejected", "random", "computer", "name", "rating", "ics", "draw", ".",
 })
 
 _COORDINATE_MOVE = re.compile(r"[a-h][1-8][a-h][1-8][qrbnk]?")
@@ -299,7 +298,7 @@ class XBoardAdapter:
             "remove": self._remove, "hard": self._hard, "easy": self._easy, "post": self._post,
             "nopost": self._nopost, "analyze": self._analyze, "exit": self._exit,
             "memory": self._memory, "cores": self._cores, "option": self._option,
-            "exclude": self._exclude, "include": self._include,
+            "exclude": self._exclude, "include": self._include, "egtpath": self._egtpath,
         }
 
     # -- input ----------------------------------------------------------------------------
@@ -512,7 +511,15 @@ class XBoardAdapter:
         return []
 
     def _bk(self, args: list[str], rest: str, at: float) -> list[Command]:
-        return [_say("\tno book", "")]
+        return [BookQuery(self.game.board.copy())]
+
+    def _egtpath(self, args: list[str], rest: str, at: float) -> list[Command]:
+        """`egtpath syzygy DIR` sets SyzygyPath (the path may hold spaces); other kinds of
+        tables are not ours and are ignored, as the GUI only sends what `egt` lists."""
+        kind, _, path = rest.partition(" ")
+        if kind.lower() != "syzygy":
+            return []
+        return [SetOptions((("SyzygyPath", path.strip()),))]
 
     # -- analysis ---------------------------------------------------------------------------
 
@@ -649,6 +656,8 @@ class XBoardAdapter:
                 return [f"tellusererror {' '.join(message.split())}"], []
             case Message(text=text):
                 return [f"telluser {' '.join(text.split())}"], []
+            case BookEntries(moves=moves, board=board):
+                return book_lines(moves, board), []
         return [], []
 
     def _info(self, event: Info) -> list[str]:
@@ -719,16 +728,26 @@ class XBoardAdapter:
 
 def features(identity: Identity) -> list[str]:
     """The `protover 2` answer: one burst ending with `done=1` (XBoard waits 2 s, python-chess
-    too). Only what works is claimed: no `egt` until tablebases do."""
+    too). Only what works is claimed: Syzygy tables through `egtpath`."""
     lines = [
         "feature ping=1 setboard=1 playother=1 san=0 usermove=1 time=1 draw=0 sigint=0 sigterm=0"
-        " reuse=1 analyze=1 colors=0 memory=1 smp=1 nps=1 exclude=1"
+        " reuse=1 analyze=1 colors=0 memory=1 smp=1 nps=1 exclude=1 egt=\"syzygy\""
         f' variants="normal,fischerandom" myname="{identity.name} {identity.version}"',
     ]
     lines += [f'feature option="{option_feature(spec)}"' for spec in identity.options
               if "xboard" in spec.protocols and spec.name not in _OPTIONS_WITH_COMMANDS]
     lines.append("feature done=1")
     return lines
+
+
+def book_lines(moves: tuple[Any, ...], board: chess.Board) -> list[str]:
+    """The `bk` answer: one indented line per book move with its share of the weight, then
+    an empty line."""
+    total = sum(entry.weight for entry in moves)
+    if not total:
+        return ["\tno book moves", ""]
+    return [f"\t{move_text(board, entry.move)} {entry.weight * 100 // total}% (weight {entry.weight})"
+            for entry in moves] + [""]
 
 
 def option_feature(spec: OptionSpec) -> str:

@@ -126,4 +126,15 @@ class Emit:
     event: Event
 
 
-Command = Union[Identify, IsReady, SetOptions, NewGame, SetPosition, Go, Stop, PonderHit, Cancel, Quit, Debug, Emit]
+@dataclass(frozen=True, slots=True)
+class BookQuery:
+    """List the book moves of `board` with their weights (XBoard `bk`), answered with
+    `BookEntries`. The session owns the `BookFile` option, so it reads the book."""
+
+    board: chess.Board
+    tag: Any = None
+
+
+Command = Union[
+    Identify, IsReady, SetOptions, NewGame, SetPosition, Go, Stop, PonderHit, Cancel, Quit, Debug, Emit, BookQuery,
+]

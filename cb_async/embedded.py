@@ -293,6 +293,9 @@ class Engine:
             final = result.lines[0] if result.lines else None
             play_result = PlayResult(result.best_move, result.ponder_move,
                                      info_dict(final, event.board, info) if final is not None and info else {})
+            if result.source != "search" and result.best_move is not None:
+                # As UCI's `info string book move e2e4`: python-chess keeps it under "string".
+                play_result.info["string"] = f"{result.source} move {result.best_move.uci()}"
             if ponder and result.best_move is not None and result.ponder_move is not None:
                 self._start_ponder(board, result.best_move, result.ponder_move, limit, event.elapsed_ms, game)
             return play_result

@@ -115,6 +115,15 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class BookEntries:
+    """The answer to `BookQuery`: `cb_async.book.BookMove`s of `board`, heaviest first."""
+
+    moves: tuple[Any, ...]
+    board: chess.Board
+    tag: Any = None
+
+
+@dataclass(frozen=True, slots=True)
 class Goodbye:
     """The session ends (after `Quit` or end of input): the adapter writes its last words."""
 
@@ -123,5 +132,5 @@ class Goodbye:
 
 Event = Union[
     Identity, Ready, OptionsSet, OptionError, NewGameDone, Busy, SearchStarted, Info, BestMove,
-    SearchCancelled, Acknowledged, Message, Goodbye,
+    SearchCancelled, Acknowledged, Message, BookEntries, Goodbye,
 ]

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from cb_async.levels import DEFAULT_ELO, MAX_ELO, MIN_ELO
+
 OptionType = Literal["check", "spin", "combo", "button", "string"]
 
 
@@ -82,6 +84,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("UCI_Chess960", "check", False, protocols=frozenset({"uci"})),
     OptionSpec("UCI_ShowWDL", "check", False, protocols=frozenset({"uci"})),
     OptionSpec("Clear Hash", "button"),
+    OptionSpec("OwnBook", "check", False),
+    OptionSpec("BookFile", "string", ""),
+    OptionSpec("BookBestMove", "check", False),
+    #: XBoard sets it with `egtpath syzygy DIR`, not an option.
+    OptionSpec("SyzygyPath", "string", "", protocols=frozenset({"uci", "cnp"})),
+    OptionSpec("UCI_LimitStrength", "check", False),
+    OptionSpec("UCI_Elo", "spin", DEFAULT_ELO, MIN_ELO, MAX_ELO),
     OptionSpec("maxTimeMs", "spin", 600_000, 1, 2_147_483_647, protocols=frozenset({"cnp"})),
 )
 

@@ -12,6 +12,7 @@ from typing import Literal
 import chess
 
 Bound = Literal["lower", "upper"]
+Source = Literal["search", "book", "tablebase"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,8 @@ class SearchResult:
     lines: tuple[SearchInfo, ...] = field(default_factory=tuple)
     hashfull: int = 0
     tbhits: int = 0
+    #: Who chose the move: the search, the opening book, or the tablebases at the root.
+    source: Source = "search"
 
 
 def wdl_of(score: Score) -> tuple[int, int, int]:

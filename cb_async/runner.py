@@ -32,6 +32,7 @@ import chess
 from cb_async.limits import Limits
 from cb_async.results import Score, SearchInfo, SearchResult
 from cb_async.search.control import StopToken
+from cb_async.settings import SearchSettings
 
 if TYPE_CHECKING:
     import asyncio
@@ -101,6 +102,8 @@ class SearchRequest:
     limits: Limits
     hash_mb: int
     move_overhead: float
+    #: Book, tablebases and strength level (the session's options for this search).
+    settings: SearchSettings = SearchSettings()
 
 
 def _worker_main(conn: multiprocessing.connection.Connection, host_end: Any, control: Any) -> None:
@@ -112,8 +115,10 @@ def _worker_main(conn: multiprocessing.connection.Connection, host_end: Any, con
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # GUIs send SIGINT to XBoard engines
     _detach_stdio()
     from cb_async.search import Searcher, history_keys
+    from cb_async.search.sources import MoveSources
 
     searcher = Searcher()
+    sources = MoveSources(searcher)
     hash_mb = 16
     while True:
         try:
@@ -134,7 +139,8 @@ def _worker_main(conn: multiprocessing.connection.Connection, host_end: Any, con
                 conn.send(("info", search_id, info))
 
             try:
-                result = searcher.search(request.board, history_keys(request.board), request.limits, token, on_info)
+                result = sources.search(request.board, history_keys(request.board), request.limits,
+                                        request.settings, token, on_info)
             except Exception as error:  # a bug must not kill the worker: answer, say why
                 conn.send(("error", search_id, f"{type(error).__name__}: {error}"))
                 continue
@@ -293,6 +299,7 @@ class SearchRunner:
     # -- searches ---------------------------------------------------------------------------
 
     def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int, move_overhead: float,
+              settings: SearchSettings | None = None,
               deadlines: tuple[float, float] | None = None,
               on_info: Callable[[SearchInfo], None] | None = None) -> SearchHandle:
         """Start a search now; await `handle.future` for its result."""
@@ -305,7 +312,7 @@ class SearchRunner:
         if deadlines is not None:
             write_deadlines(self.control, search_id, *deadlines)
         self._active = handle
-        request = SearchRequest(search_id, board, limits, hash_mb, move_overhead)
+        request = SearchRequest(search_id, board, limits, hash_mb, move_overhead, settings or SearchSettings())
         try:
             assert self._conn is not None
             self._conn.send(("search", request))

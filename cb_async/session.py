@@ -26,17 +26,20 @@ import chess
 
 from cb_async import __version__, options as option_table
 from cb_async.commands import (
-    Cancel, Command, Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions,
+    BookQuery, Cancel, Command, Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions,
     SetPosition, Stop,
 )
 from cb_async.events import (
-    Acknowledged, BestMove, Goodbye, Identity, Info, Message, NewGameDone, OptionError,
+    Acknowledged, BestMove, BookEntries, Goodbye, Identity, Info, Message, NewGameDone, OptionError,
     OptionsSet, Ready, SearchCancelled, SearchStarted,
 )
 from cb_async.limits import Limits
 from cb_async.results import SearchInfo, SearchResult
 from cb_async.runner import SearchHandle, SearchRunner, WorkerDied, fallback_result
+from cb_async.settings import SearchSettings
 from cb_async.timeman import budget
+
+_PLAIN = SearchSettings()
 
 ENGINE_NAME = "cb-async"
 ENGINE_AUTHOR = "The cb-async developers"
@@ -178,6 +181,8 @@ class Session:
                 self.state.position = board
             case SetOptions(values=values, tag=tag):
                 await self._set_options(values, tag)
+            case BookQuery(board=board, tag=tag):
+                self._emit(BookEntries(self._book_moves(board), board, tag))
             case NewGame(tag=tag):
                 self.state.clear_hash_pending = True
                 if self.search is None:
@@ -206,6 +211,11 @@ class Session:
             except option_table.OptionValueError as error:
                 self._emit(OptionError(error.option, str(error), tag))
                 return
+        problem = _check_files(parsed)
+        if problem is not None:
+            # Refused like a bad value: nothing changes and the engine plays on without it.
+            self._emit(OptionError(problem[0], problem[1], tag))
+            return
         for name, value in parsed.items():
             if option_table.find(name).type == "button":
                 if name == "Clear Hash":
@@ -215,6 +225,14 @@ class Session:
         if self.state.clear_hash_pending and self.search is None:
             await self._clear_hash()
         self._emit(OptionsSet(parsed, tag))
+
+    def _book_moves(self, board: chess.Board) -> tuple[Any, ...]:
+        path = self.state.options.get("BookFile") or ""
+        if not path:
+            return ()
+        from cb_async import book
+
+        return tuple(book.book_moves(path, board))
 
     async def _clear_hash(self) -> None:
         self.state.clear_hash_pending = False
@@ -240,10 +258,15 @@ class Session:
         if kind == "game" and limits.is_timed:
             deadlines = self._deadlines(limits, board.turn, started_at)
         go = _replace_go(go, limits=limits)
+        settings = SearchSettings.from_options(self.state.options)
+        # Only a search that uses a book, tables or a level carries its settings (the test
+        # doubles of the runner predate them).
+        extra = {"settings": settings} if settings != _PLAIN else {}
         handle = self._runner.begin(
             board, search_limits, hash_mb=self.state.options["Hash"],
             move_overhead=self.state.options["Move Overhead"], deadlines=deadlines,
             on_info=lambda info, board=board, tag=go.tag: self._emit(Info(info, board, tag)),
+            **extra,
         )
         search = ActiveSearch(handle, go, kind, started_at)
         self.search = search
@@ -335,6 +358,23 @@ class Session:
             search.max_timer.cancel()
         if self.search is search:
             self.search = None
+
+
+def _check_files(values: dict[str, Any]) -> tuple[str, str] | None:
+    """(option, what is wrong) when a `BookFile` or `SyzygyPath` being set cannot be used."""
+    if values.get("BookFile"):
+        from cb_async import book
+
+        problem = book.check_book(values["BookFile"])
+        if problem is not None:
+            return "BookFile", problem
+    if values.get("SyzygyPath"):
+        from cb_async import tablebase
+
+        problem, _ = tablebase.check_path(values["SyzygyPath"])
+        if problem is not None:
+            return "SyzygyPath", problem
+    return None
 
 
 def _replace_go(go: Go, **changes: Any) -> Go:

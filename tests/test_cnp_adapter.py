@@ -331,8 +331,8 @@ def test_hello() -> None:
     assert hello.protocol == "cnp/1"
     assert hello.engine.name == "cb-async"
     assert reply["result"]["capabilities"] == {
-        "ponder": True, "multiPv": 256, "chess960": True, "syzygy": False, "book": False,
-        "levels": {"minElo": 0, "maxElo": 0},
+        "ponder": True, "multiPv": 256, "chess960": True, "syzygy": True, "book": True,
+        "levels": {"minElo": 800, "maxElo": 2400},
     }
     assert reply["result"]["maxTimeMs"] == 600_000
     options = {option["name"]: option for option in reply["result"]["options"]}

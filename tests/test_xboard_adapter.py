@@ -82,14 +82,19 @@ def test_protover_sends_the_features_in_one_burst_ending_with_done() -> None:
     assert followups == []
     assert lines == [
         "feature ping=1 setboard=1 playother=1 san=0 usermove=1 time=1 draw=0 sigint=0 sigterm=0"
-        ' reuse=1 analyze=1 colors=0 memory=1 smp=1 nps=1 exclude=1 variants="normal,fischerandom"'
+        ' reuse=1 analyze=1 colors=0 memory=1 smp=1 nps=1 exclude=1 egt="syzygy" variants="normal,fischerandom"'
         ' myname="cb-async 0.1.0"',
         'feature option="MultiPV -spin 1 1 256"',
         'feature option="MoveOverhead -spin 30 0 5000"',
         'feature option="ClearHash -button"',
+        'feature option="OwnBook -check 0"',
+        'feature option="BookFile -string "',
+        'feature option="BookBestMove -check 0"',
+        'feature option="UCI_LimitStrength -check 0"',
+        'feature option="UCI_Elo -spin 1500 800 2400"',
         "feature done=1",
     ]
-    assert not any("egt" in line for line in lines)
+    assert lines[0].count('egt="syzygy"') == 1  # claimed now that the tables work
 
 
 @pytest.mark.parametrize("line", [

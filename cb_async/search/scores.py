@@ -14,6 +14,13 @@ MATE = 32000
 MAX_PLY = 256
 MATE_BOUND = MATE - MAX_PLY
 INFINITY = MATE + 1
+#: Tablebase wins: a band just below the mates, `TB_WIN - n` for a win proven `n` plies from
+#: the root, so that a real mate always outranks them and they outrank any evaluation.
+TB_WIN = MATE_BOUND - 1
+TB_BOUND = TB_WIN - MAX_PLY
+#: What a tablebase win shows in the protocols: centipawns `TB_CP - n` (Stockfish's convention),
+#: never a mate, since the tables prove a win, not a mate distance.
+TB_CP = 20000
 
 
 def is_mate_score(value: int) -> bool:
@@ -26,6 +33,10 @@ def to_score(value: int) -> Score:
         return Score(mate=(MATE - value + 1) // 2)
     if value <= -MATE_BOUND:
         return Score(mate=-((MATE + value) // 2))
+    if value >= TB_BOUND:
+        return Score(cp=TB_CP - (TB_WIN - value))
+    if value <= -TB_BOUND:
+        return Score(cp=-TB_CP + (TB_WIN + value))
     return Score(cp=value)
 
 
@@ -37,17 +48,17 @@ def mate_moves(value: int) -> int | None:
 
 
 def score_to_tt(value: int, ply: int) -> int:
-    """Mate scores are stored as distance from the node, not from the root."""
-    if value >= MATE_BOUND:
+    """Mate and tablebase scores are stored as distance from the node, not from the root."""
+    if value >= TB_BOUND:
         return value + ply
-    if value <= -MATE_BOUND:
+    if value <= -TB_BOUND:
         return value - ply
     return value
 
 
 def score_from_tt(value: int, ply: int) -> int:
-    if value >= MATE_BOUND:
+    if value >= TB_BOUND:
         return value - ply
-    if value <= -MATE_BOUND:
+    if value <= -TB_BOUND:
         return value + ply
     return value

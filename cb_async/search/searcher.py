@@ -18,6 +18,7 @@ import math
 import time
 from collections.abc import Callable, Hashable, Sequence
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 import chess
 
@@ -32,12 +33,17 @@ from cb_async.search.scores import (
     MATE,
     MATE_BOUND,
     MAX_PLY,
+    TB_BOUND,
+    TB_WIN,
     is_mate_score,
     mate_moves,
     to_score,
 )
 from cb_async.search.tt import EXACT, LOWER, UPPER, TranspositionTable
 from cb_async.timeman import budget
+
+if TYPE_CHECKING:
+    from cb_async.tablebase import Tables
 
 #: The stop token and the node limit are checked when `nodes & POLL_MASK == 0`: every 64
 #: nodes is about a millisecond at this engine's speed, well inside the 2 ms a stop may take.
@@ -128,6 +134,8 @@ class Searcher:
 
     def __init__(self, hash_mb: int = 16) -> None:
         self.move_overhead: float = 30.0
+        #: Open Syzygy tables for the WDL probes inside the tree, or None.
+        self.tablebase: Tables | None = None
         self._tt = TranspositionTable(hash_mb)
         self._history = [0] * 8192
         self._killers: list[list[int]] = [[-1, -1] for _ in range(MAX_PLY + 2)]
@@ -161,7 +169,8 @@ class Searcher:
             stop.set_deadlines(start + soft / 1000.0, start + hard / 1000.0)
         # Killers are only meaningful for the position they were found in.
         self._killers = [[-1, -1] for _ in range(MAX_PLY + 2)]
-        run = _SearchRun(self._tt, self._history, self._killers, board, history, limits, stop, on_info, start)
+        run = _SearchRun(self._tt, self._history, self._killers, board, history, limits, stop, on_info, start,
+                         self.tablebase)
         return run.execute()
 
 
@@ -179,6 +188,7 @@ class _SearchRun:
         stop: StopToken,
         on_info: Callable[[SearchInfo], None] | None,
         start: float,
+        tables: Tables | None = None,
     ) -> None:
         self.tt = tt
         self.history_table = history_table
@@ -191,6 +201,8 @@ class _SearchRun:
         self.start = start
         self.nodes = 0
         self.seldepth = 0
+        self.tables = tables
+        self.tbhits = 0
 
     # -- the driver -------------------------------------------------------------------------
 
@@ -318,6 +330,7 @@ class _SearchRun:
                 time=millis,
                 pv=pv,
                 hashfull=hashfull,
+                tbhits=self.tbhits,
             )
             for index, (value, pv) in enumerate(lines)
         ]
@@ -361,6 +374,7 @@ class _SearchRun:
             pv=pv,
             lines=tuple(infos),
             hashfull=self.tt.hashfull(),
+            tbhits=self.tbhits,
         )
 
     # -- the tree ---------------------------------------------------------------------------
@@ -400,10 +414,17 @@ class _SearchRun:
         nodes = 0
         seldepth = 0
         mg0, eg0, phase0 = evaluate_from_scratch(board)
+        # WDL probes: only with tables, at nodes right after a capture or pawn move (the
+        # tables assume a fresh fifty-move count) with at most their pieces and no castling.
+        tables = self.tables
+        tb_pieces = tables.max_pieces if tables is not None else 0
+        tb_wdl = tables.wdl if tables is not None else None
+        tbhits = 0
 
         def poll() -> None:
             run.nodes = nodes
             run.seldepth = seldepth
+            run.tbhits = tbhits
             if nodes >= node_limit or should_stop():
                 raise SearchAborted
 
@@ -446,7 +467,7 @@ class _SearchRun:
             alpha: int, beta: int, depth: int, ply: int, mg: int, eg: int, phase: int,
             in_check: bool, pv_node: bool, null_ok: bool,
         ) -> int:
-            nonlocal nodes, seldepth
+            nonlocal nodes, seldepth, tbhits
             if depth <= 0:
                 return qsearch(alpha, beta, ply, mg, eg, phase)
             nodes += 1
@@ -482,6 +503,15 @@ class _SearchRun:
                     index -= 2
             if board.occupied.bit_count() <= 4 and board.is_insufficient_material():
                 return 0
+            if (
+                tb_pieces and not halfmoves and not board.castling_rights
+                and board.occupied.bit_count() <= tb_pieces
+            ):
+                wdl = tb_wdl(board)  # type: ignore[misc]
+                if wdl is not None:
+                    tbhits += 1
+                    # A cursed win or blessed loss is a draw under the fifty-move rule.
+                    return TB_WIN - ply if wdl > 1 else -TB_WIN + ply if wdl < -1 else 0
             # Mate distance pruning: no line from here beats a mate already found nearer.
             if alpha < -MATE + ply:
                 alpha = -MATE + ply
@@ -499,9 +529,9 @@ class _SearchRun:
                 tt_move = entry[4]
                 if not pv_node and entry[1] >= depth:
                     value = entry[3]
-                    if value >= MATE_BOUND:
+                    if value >= TB_BOUND:
                         value -= ply
-                    elif value <= -MATE_BOUND:
+                    elif value <= -TB_BOUND:
                         value += ply
                     bound = entry[2]
                     if bound == EXACT or (bound == LOWER and value >= beta) or (bound == UPPER and value <= alpha):
@@ -679,7 +709,7 @@ class _SearchRun:
             slot = key & tt_mask
             old = tt_entries[slot]
             if old is None or old[0] != key or depth >= old[1] or bound == EXACT:
-                stored = best + ply if best >= MATE_BOUND else best - ply if best <= -MATE_BOUND else best
+                stored = best + ply if best >= TB_BOUND else best - ply if best <= -TB_BOUND else best
                 tt_entries[slot] = (key, depth, bound, stored, best_move or tt_move)
             return best
 
@@ -722,6 +752,7 @@ class _SearchRun:
             finally:
                 run.nodes = nodes
                 run.seldepth = seldepth
+                run.tbhits = tbhits
                 # An abort leaves moves on the stack: take the board back to the root.
                 while len(board.move_stack):
                     pop()
