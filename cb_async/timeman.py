@@ -14,8 +14,9 @@ import chess
 
 from cb_async.limits import Limits
 
-#: Moves the remaining time is spread over in sudden death.
+#: Moves the remaining time is spread over in sudden death, and the most it is spread over.
 DEFAULT_MOVES_TO_GO = 30
+MAX_MOVES_TO_GO = 50
 #: The least a budget is ever worth: enough to hand back the first legal move.
 MIN_BUDGET_MS = 1.0
 
@@ -39,18 +40,20 @@ def budget(limits: Limits, side: chess.Color, move_overhead: float) -> tuple[flo
 
 
 def _clock_budget(remaining: float, increment: float, moves_to_go: int | None, overhead: float) -> tuple[float, float]:
-    horizon = moves_to_go if moves_to_go else DEFAULT_MOVES_TO_GO
+    horizon = min(moves_to_go, MAX_MOVES_TO_GO) if moves_to_go else DEFAULT_MOVES_TO_GO
     usable = remaining - overhead
     if usable <= MIN_BUDGET_MS:
-        # Nearly flagged: answer at once.
-        return MIN_BUDGET_MS, MIN_BUDGET_MS
-    ideal = remaining / horizon + increment
-    # Never more than twice the fair share, and never more than three quarters of what is left
-    # after the overhead: a large increment must not tempt one move into spending the whole
-    # clock, move after move.
-    hard = max(MIN_BUDGET_MS, min(2.0 * remaining / horizon + increment, 0.75 * usable))
-    if horizon == 1:
-        # The last move before a new time control may use what it has.
-        hard = max(MIN_BUDGET_MS, usable * 0.9)
-    soft = max(MIN_BUDGET_MS, min(ideal * 0.6, hard))
+        return MIN_BUDGET_MS, MIN_BUDGET_MS  # nearly flagged: answer at once
+    # The Move Overhead is lag that every move pays on its way (GUI, pipes, network), not only
+    # the last one: plan the horizon as if each of its moves cost it, and count the increments
+    # the horizon brings. When the increment is small this keeps about horizon x overhead on
+    # the clock, so that a move that comes late never flags.
+    planned = remaining + increment * (horizon - 1) - overhead * (horizon + 2)
+    # Whatever the reserve, spend up to half the increment: the clock still grows back.
+    ideal = max(planned / horizon, min(increment / 2, usable * 0.05))
+    # Never more than three times the ideal or twice the fair share of the clock, and never more
+    # than three quarters of what is left after the overhead: a large increment must not tempt
+    # one move into spending the whole clock, move after move.
+    hard = max(MIN_BUDGET_MS, min(3.0 * ideal, 2.0 * remaining / horizon + increment, 0.75 * usable))
+    soft = max(MIN_BUDGET_MS, min(0.7 * ideal, hard))
     return soft, hard

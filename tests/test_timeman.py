@@ -84,3 +84,25 @@ def test_movetime_and_clock_take_the_smaller() -> None:
 @pytest.mark.parametrize("limits", [Limits(), Limits(depth=5), Limits(infinite=True, white_clock=1000)])
 def test_untimed_searches_have_no_budget(limits: Limits) -> None:
     assert budget(limits, chess.WHITE, OVERHEAD) == (math.inf, math.inf)
+
+
+@pytest.mark.parametrize("base,increment", [(1000, 10), (3000, 30), (10_000, 100), (60_000, 1000)])
+def test_a_long_game_with_lag_on_every_move_never_flags(base: int, increment: int) -> None:
+    """Every move spends its whole hard budget and then pays half the increment in lag (the
+    GUI, the pipes): over 300 moves the clock keeps a reserve above the Move Overhead."""
+    overhead, lag = 30, increment / 2
+    clock = float(base)
+    lowest = clock
+    for _ in range(300):
+        _, hard = budget(Limits(white_clock=int(clock), white_inc=increment), chess.WHITE, overhead)
+        clock += increment - hard - lag
+        lowest = min(lowest, clock)
+    assert lowest > overhead
+
+
+def test_the_overhead_is_reserved_for_every_move_of_the_horizon() -> None:
+    """At 1+0.01 with a 30 ms overhead, 30 moves x 30 ms of the second are kept in reserve."""
+    soft, hard = budget(Limits(white_clock=1000, white_inc=10), chess.WHITE, 30)
+    assert hard < 1000 / 30 + 10  # less than an even share: the reserve is not spent
+    soft_more, _ = budget(Limits(white_clock=1000, white_inc=10), chess.WHITE, 0)
+    assert soft_more > soft
