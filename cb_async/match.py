@@ -229,11 +229,12 @@ async def play_game(white: Player, black: Player, opening: chess.Board, tc: Time
     game_id = object()
     result, reason = "*", ""
     comments: list[str] = []
+    for player in (white, black):
+        await player.ensure_started()  # start-up is not on anybody's clock
     while True:
-        outcome = board.outcome(claim_draw=True)
-        if outcome is not None:
-            result = outcome.result()
-            reason = outcome.termination.name.lower().replace("_", " ")
+        over = game_over(board)
+        if over is not None:
+            result, reason = over
             break
         adjudicated = _adjudicate(board, scores, adjudication, tablebase)
         if adjudicated is not None:
@@ -242,9 +243,9 @@ async def play_game(white: Player, black: Player, opening: chess.Board, tc: Time
         side = board.turn
         player = players[side]
         limit = _limit(tc, clocks)
-        started = time.monotonic()
         try:
             engine = await player.ensure_started()
+            started = time.monotonic()
             timeout = (clocks[side] or 0) + STALL_GRACE_SECONDS if tc.base is not None else None
             if tc.movetime is not None:
                 timeout = tc.movetime + STALL_GRACE_SECONDS
@@ -277,6 +278,21 @@ async def play_game(white: Player, black: Player, opening: chess.Board, tc: Time
         board.push(move)
     return GameResult(white.spec.name, black.spec.name, result, reason,
                       _pgn(opening, board, white, black, result, reason, comments, tc, game_number))
+
+
+def game_over(board: chess.Board) -> tuple[str, str] | None:
+    """(result, reason) when the rules end the game. A threefold repetition or fifty moves end it
+    when they have happened, as in engine matches; not when the side to move merely could claim
+    them with its next move (python-chess's `claim_draw`), which would take a win from a side
+    that is about to avoid the repetition."""
+    outcome = board.outcome(claim_draw=False)
+    if outcome is not None:
+        return outcome.result(), outcome.termination.name.lower().replace("_", " ")
+    if board.is_repetition(3):
+        return "1/2-1/2", "threefold repetition"
+    if board.halfmove_clock >= 100:
+        return "1/2-1/2", "fifty moves"
+    return None
 
 
 def _limit(tc: TimeControl, clocks: dict[chess.Color, float | None]) -> chess.engine.Limit:

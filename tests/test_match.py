@@ -73,3 +73,17 @@ def test_a_short_match_records_every_game(tmp_path: Path) -> None:
     assert [g.headers["White"] for g in games] == ["cb", "cb-2"]  # colours alternate
     assert games[0].board().fen() == games[1].board().fen() == openings[0].fen()  # same opening both ways
     assert "2/2 games" in out.getvalue()
+
+
+def test_a_repetition_ends_the_game_when_it_happens_not_when_it_could() -> None:
+    from cb_async.match import game_over
+
+    board = chess.Board()
+    for move in ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1"]:
+        board.push_uci(move)
+    assert board.can_claim_threefold_repetition()  # Black could repeat with f6g8...
+    assert game_over(board) is None  # ...but the game goes on until it does
+    board.push_uci("f6g8")
+    assert game_over(board) == ("1/2-1/2", "threefold repetition")
+    mate = chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
+    assert game_over(mate) == ("1-0", "checkmate")
