@@ -1,0 +1,63 @@
+"""Strength levels: a horizon and seeded noise for game and ponder searches, none in analysis."""
+
+from __future__ import annotations
+
+import chess
+
+from cb_async.levels import MAX_ELO, MIN_ELO, level_for
+from cb_async.limits import Limits
+from cb_async.search import Searcher, StopToken
+from cb_async.search.sources import MoveSources
+from cb_async.settings import SearchSettings
+
+MIDDLEGAME = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")
+
+
+def _answer(elo: int, limits: Limits, board: chess.Board = MIDDLEGAME, on_info=None):
+    sources = MoveSources(Searcher(hash_mb=1))
+    settings = SearchSettings(limit_strength=True, elo=elo)
+    return sources.search(board, (), limits, settings, StopToken(), on_info)
+
+
+def test_levels_grow_with_elo_and_clamp() -> None:
+    levels = [level_for(elo) for elo in range(MIN_ELO, MAX_ELO + 1, 50)]
+    for weaker, stronger in zip(levels, levels[1:]):
+        assert weaker.depth <= stronger.depth and weaker.nodes <= stronger.nodes
+        assert weaker.sigma >= stronger.sigma
+    assert level_for(100).elo == MIN_ELO and level_for(99_999).elo == MAX_ELO
+
+
+def test_a_game_search_keeps_the_horizon_and_is_reproducible() -> None:
+    level = level_for(1000)
+    first = _answer(1000, Limits(movetime=20_000))
+    again = _answer(1000, Limits(movetime=20_000))
+    assert first.depth <= level.depth and first.nodes <= level.nodes + 64
+    assert first.best_move == again.best_move and first.best_move in MIDDLEGAME.legal_moves
+
+
+def test_a_ponder_search_keeps_the_horizon_analysis_leaves_it_out() -> None:
+    level = level_for(800)
+    ponder = _answer(800, Limits(depth=10).pondering())
+    assert ponder.depth <= level.depth
+    analysis = _answer(800, Limits(infinite=True, depth=3))
+    assert analysis.depth == 3 and analysis.nodes > level.nodes
+
+
+def test_infos_show_only_the_lines_asked_for_and_the_answer_is_one_of_the_candidates() -> None:
+    infos = []
+    result = _answer(1200, Limits(depth=2), on_info=infos.append)
+    assert infos and all(info.multipv == 1 for info in infos)
+    assert result.lines[0].multipv == 1 and result.lines[0].pv[0] == result.best_move
+    assert len(result.lines) == 1
+
+
+def test_low_levels_vary_their_moves_over_positions_high_levels_play_the_best() -> None:
+    boards = []
+    board = chess.Board()
+    for text in ("e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5a4", "g8f6"):
+        board.push_uci(text)
+        boards.append(board.copy())
+    full = [MoveSources(Searcher(hash_mb=1)).search(b, (), Limits(depth=2), SearchSettings(), StopToken()).best_move
+            for b in boards]
+    weak = [_answer(800, Limits(depth=2), b).best_move for b in boards]
+    assert weak != full
