@@ -55,6 +55,10 @@ _LEVEL_BASE = re.compile(r"(\d+(?:\.\d*)?)(?::(\d+(?:\.\d*)?))?")
 SearchKind = Literal["game", "ponder", "analyze"]
 
 
+#: The tag of the options an `egtpath` command sets.
+EGTPATH_TAG = "egtpath"
+
+
 @dataclass(frozen=True, slots=True)
 class XBoardLines:
     """The adapter's own output (an error, a result, a hint), passed through the session with
@@ -519,7 +523,7 @@ class XBoardAdapter:
         kind, _, path = rest.partition(" ")
         if kind.lower() != "syzygy":
             return []
-        return [SetOptions((("SyzygyPath", path.strip()),))]
+        return [SetOptions((("SyzygyPath", path.strip()),), tag=EGTPATH_TAG)]
 
     # -- analysis ---------------------------------------------------------------------------
 
@@ -652,6 +656,10 @@ class XBoardAdapter:
                 return [f"pong {tag}".rstrip()], []
             case XBoardLines(lines=lines):
                 return list(lines), []
+            case OptionError(message=message, tag=tag) if tag == EGTPATH_TAG:
+                # XBoard sends its configured egtpath at every start, whether or not the
+                # folder exists (its default is /EGT/Syzygy): a note in its debug log, no popup.
+                return [f"# {' '.join(message.split())}"], []
             case OptionError(message=message):
                 return [f"tellusererror {' '.join(message.split())}"], []
             case Message(text=text):

@@ -39,7 +39,6 @@ from cb_async.runner import SearchHandle, SearchRunner, WorkerDied, fallback_res
 from cb_async.settings import SearchSettings
 from cb_async.timeman import budget
 
-_PLAIN = SearchSettings()
 
 ENGINE_NAME = "cb-async"
 ENGINE_AUTHOR = "The cb-async developers"
@@ -258,15 +257,11 @@ class Session:
         if kind == "game" and limits.is_timed:
             deadlines = self._deadlines(limits, board.turn, started_at)
         go = _replace_go(go, limits=limits)
-        settings = SearchSettings.from_options(self.state.options)
-        # Only a search that uses a book, tables or a level carries its settings (the test
-        # doubles of the runner predate them).
-        extra = {"settings": settings} if settings != _PLAIN else {}
         handle = self._runner.begin(
             board, search_limits, hash_mb=self.state.options["Hash"],
-            move_overhead=self.state.options["Move Overhead"], deadlines=deadlines,
+            move_overhead=self.state.options["Move Overhead"],
+            settings=SearchSettings.from_options(self.state.options), deadlines=deadlines,
             on_info=lambda info, board=board, tag=go.tag: self._emit(Info(info, board, tag)),
-            **extra,
         )
         search = ActiveSearch(handle, go, kind, started_at)
         self.search = search

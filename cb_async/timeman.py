@@ -14,9 +14,8 @@ import chess
 
 from cb_async.limits import Limits
 
-#: Moves the remaining time is spread over in sudden death, and the most it is spread over.
+#: Moves the remaining time is spread over in sudden death.
 DEFAULT_MOVES_TO_GO = 30
-MAX_MOVES_TO_GO = 50
 #: The least a budget is ever worth: enough to hand back the first legal move.
 MIN_BUDGET_MS = 1.0
 
@@ -40,7 +39,7 @@ def budget(limits: Limits, side: chess.Color, move_overhead: float) -> tuple[flo
 
 
 def _clock_budget(remaining: float, increment: float, moves_to_go: int | None, overhead: float) -> tuple[float, float]:
-    horizon = min(moves_to_go, MAX_MOVES_TO_GO) if moves_to_go else DEFAULT_MOVES_TO_GO
+    horizon = moves_to_go if moves_to_go else DEFAULT_MOVES_TO_GO
     usable = remaining - overhead
     if usable <= MIN_BUDGET_MS:
         return MIN_BUDGET_MS, MIN_BUDGET_MS  # nearly flagged: answer at once

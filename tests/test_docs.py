@@ -45,7 +45,8 @@ def test_architecture_shows_the_session_table() -> None:
 
 
 def shell_commands() -> list[tuple[str, str]]:
-    """`cb-async ...` lines in the sh blocks of the README and docs (the tests run them all)."""
+    """`cb-async ...` lines in the `sh` blocks of the README and docs: the tests run them all.
+    Long benchmark runs (matches, calibration) are written in `console` blocks instead."""
     found = []
     for path in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
         for block in re.findall(r"```sh\n(.*?)```", path.read_text(), re.S):

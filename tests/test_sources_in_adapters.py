@@ -52,7 +52,7 @@ def test_xboard_bk_asks_the_session_and_lists_weights() -> None:
 def test_xboard_egtpath_sets_syzygy_only() -> None:
     adapter = XBoardAdapter()
     assert adapter.receive("egtpath syzygy /tables/with space", 0.0) == [
-        SetOptions((("SyzygyPath", "/tables/with space"),))]
+        SetOptions((("SyzygyPath", "/tables/with space"),), tag="egtpath")]
     assert adapter.receive("egtpath gaviota /g", 0.0) == []
 
 

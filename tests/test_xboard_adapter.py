@@ -528,7 +528,7 @@ class ScriptedRunner:
         self.deadlines: dict[int, tuple[float, float] | None] = {}
 
     def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int, move_overhead: float,
-              deadlines: tuple[float, float] | None = None, on_info: Any = None) -> Any:
+              settings: Any = None, deadlines: tuple[float, float] | None = None, on_info: Any = None) -> Any:
         runner = self
         search_id = len(self.searches) + 1
         future = self.loop.create_future()
