@@ -27,6 +27,7 @@ from cb_async.results import Score, SearchInfo, SearchResult
 from cb_async.search.control import StopToken
 from cb_async.search.captures import captures
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
+from cb_async.search.pacing import Pacing
 from cb_async.search.play import play, play_known
 from cb_async.search.scores import (
     INFINITY,
@@ -224,8 +225,9 @@ class _SearchRun:
         completed_depth = 0
         infos: list[SearchInfo] = []
         previous = 0
+        pacing = Pacing(self.stop, self.start)
         for depth in range(1, max_depth + 1):
-            if self.stop.soft_expired():
+            if not pacing.keep_going():
                 break
             try:
                 lines: list[tuple[int, tuple[chess.Move, ...]]] = []
@@ -245,6 +247,7 @@ class _SearchRun:
             line_moves = [pv[0] for _, pv in lines]
             root_moves = line_moves + [move for move in root_moves if move not in chosen]
             infos = self._report(depth, lines)
+            pacing.completed(lines[0][1][0], previous)
             moves = mate_moves(previous)
             if moves is not None:
                 if limits.mate is not None and moves <= limits.mate:
