@@ -47,9 +47,11 @@ class EngineProcess:
         self.lines: queue.Queue[OutputLine | None] = queue.Queue()
         self.transcript: list[str] = []
         self.stderr_lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self._readers = [threading.Thread(target=self._read, daemon=True)]
         if stderr_to is None:
-            threading.Thread(target=self._read_stderr, daemon=True).start()
+            self._readers.append(threading.Thread(target=self._read_stderr, daemon=True))
+        for reader in self._readers:
+            reader.start()
         self.eof = False
 
     def _read(self) -> None:
@@ -142,6 +144,11 @@ class EngineProcess:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        # Let the readers see end of output before their pipes are closed: a reader still
+        # between two reads when its descriptor is closed would read from whatever pipe gets the
+        # same number next, and steal the first byte of the next engine's output.
+        for reader in self._readers:
+            reader.join(10)
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None:
                 try:

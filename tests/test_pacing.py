@@ -73,3 +73,13 @@ def test_a_stop_ends_it() -> None:
     pacing = Pacing(token, time.monotonic())
     token.set()
     assert not pacing.keep_going()
+
+
+def test_a_fixed_move_time_is_searched_whole() -> None:
+    start = time.monotonic() - 1.0
+    token = StopToken()
+    token.set_deadlines(start + 1.5, start + 1.5)
+    pacing = Pacing(token, start, flexible=False)
+    for _ in range(6):
+        pacing.completed(E4, 10)  # a stable move would stop a paced search here
+    assert pacing.keep_going()

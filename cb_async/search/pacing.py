@@ -6,6 +6,8 @@ one more, so stop early and bank the time; a best move that just changed, or a s
 dropped, is a position worth more thought, so go on past the soft deadline (never past the
 hard one). And an iteration that cannot finish before the hard deadline is not started: it
 would be thrown away.
+
+A fixed time per move (UCI `movetime`, CNP `timeMs`) is not paced: it is searched whole.
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ BRANCHING = 2.0
 class Pacing:
     """Tracks the iterations of one search and decides whether another one is worth starting."""
 
-    def __init__(self, stop: StopToken, start: float) -> None:
+    def __init__(self, stop: StopToken, start: float, flexible: bool = True) -> None:
         self._stop = stop
         self._start = start
+        self._flexible = flexible
         self._best: chess.Move | None = None
         self._stable = 0
         self._score: int | None = None
@@ -57,6 +60,8 @@ class Pacing:
     def keep_going(self) -> bool:
         """False when the search should stop deepening and answer."""
         stop = self._stop
+        if not self._flexible:
+            return not stop.soft_expired()
         if stop.should_stop():
             return False
         soft, hard = stop.soft_deadline, stop.hard_deadline

@@ -225,7 +225,7 @@ class _SearchRun:
         completed_depth = 0
         infos: list[SearchInfo] = []
         previous = 0
-        pacing = Pacing(self.stop, self.start)
+        pacing = Pacing(self.stop, self.start, flexible=limits.movetime is None)
         for depth in range(1, max_depth + 1):
             if not pacing.keep_going():
                 break
