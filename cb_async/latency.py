@@ -211,8 +211,12 @@ def main(argv: list[str]) -> int:
     commands = [shlex.split(c) for c in args.engine] if args.engine else [default_engine()]
     for command in commands:
         print(f"engine: {' '.join(command)}   (cores: {os.cpu_count()})")
-        print(summary("start -> uciok", start_up(command, args.starts)))
-        print(summary("isready -> readyok (search)", isready_while_searching(command, args.isready)))
-        print(summary("stop -> bestmove (infinite)", stop_latency(command, args.stops, args.think)))
-        sys.stdout.flush()
+        for name, measure in (("start -> uciok", lambda: start_up(command, args.starts)),
+                              ("isready -> readyok (search)", lambda: isready_while_searching(command, args.isready)),
+                              ("stop -> bestmove (infinite)", lambda: stop_latency(command, args.stops, args.think))):
+            try:
+                print(summary(name, measure()))
+            except queue.Empty:
+                print(f"{name:<28} no answer within 30 s")
+            sys.stdout.flush()
     return 0
