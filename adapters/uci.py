@@ -258,32 +258,32 @@ def parse_fen(fen: str, chess960: bool) -> chess.Board:
     return board
 
 
+#: `go` parameter, Limits field, least sensible value, and whether a value below it is raised to
+#: it (a clock at or below zero is 1 ms: the GUI still wants a move) or dropped.
+_GO_FIELDS = (
+    ("wtime", "white_clock", 1, True), ("btime", "black_clock", 1, True), ("movetime", "movetime", 1, True),
+    ("winc", "white_inc", 0, False), ("binc", "black_inc", 0, False),
+    ("movestogo", "moves_to_go", 1, False), ("depth", "depth", 1, False), ("nodes", "nodes", 1, False),
+    ("mate", "mate", 1, False),
+)
+
+
 def _limits_from(fields: dict[str, int], infinite: bool,
                  search_moves: tuple[chess.Move, ...]) -> tuple[Limits, list[str]]:
     """Real GUI quirks to valid Limits: a clock at or below zero is 1 ms, nonsense is dropped."""
     notes: list[str] = []
     values: dict[str, Any] = {}
-    for uci_name, field_name in (("wtime", "white_clock"), ("btime", "black_clock"), ("movetime", "movetime")):
-        if uci_name in fields:
-            value = fields[uci_name]
-            if value <= 0:
-                notes.append(f"go: {uci_name} {value} counted as 1 ms")
-                value = 1
-            values[field_name] = value
-    for uci_name, field_name in (("winc", "white_inc"), ("binc", "black_inc")):
-        if uci_name in fields:
-            value = fields[uci_name]
-            if value < 0:
+    for uci_name, field_name, least, clamp in _GO_FIELDS:
+        if uci_name not in fields:
+            continue
+        value = fields[uci_name]
+        if value < least:
+            if not clamp:
                 notes.append(f"go: ignored {uci_name} {value}")
                 continue
-            values[field_name] = value
-    for uci_name, field_name in (("movestogo", "moves_to_go"), ("depth", "depth"), ("nodes", "nodes"), ("mate", "mate")):
-        if uci_name in fields:
-            value = fields[uci_name]
-            if value < 1:
-                notes.append(f"go: ignored {uci_name} {value}")
-                continue
-            values[field_name] = value
+            notes.append(f"go: {uci_name} {value} counted as {least} ms")
+            value = least
+        values[field_name] = value
     try:
         limits = Limits(infinite=infinite, search_moves=search_moves, **values)
     except LimitsError as error:  # cannot happen after the clean-up above; stay safe anyway
