@@ -1,16 +1,22 @@
 """Strength levels: what `UCI_LimitStrength` + `UCI_Elo` do to a search.
 
-A level plays like a person of that rating in two ways. It has a horizon: a depth and a node
-budget, so it misses what lies deeper (it is the budget, not the clock, that makes a weak level
-weak, so it stays weak with any time control and after a ponder hit). And it does not always
-play the best move it found: it searches a few candidate moves (MultiPV) and adds a noise to
-their scores, wider at lower levels, then plays the best noisy one among those near the best.
-The noise is drawn from a generator seeded by the position and the level, so the same level
-plays the same move in the same position (reproducible games and tests).
+A level plays like a person of that rating in two ways. It has a horizon: a node budget (and a
+depth that follows it), so it misses what lies deeper. It is the budget, not the clock, that
+makes a weak level weak, so it stays weak with any time control and after a ponder hit. And it
+does not always play the best move it found: it searches a few candidate moves (MultiPV) and
+adds a noise to their scores, wider at lower levels, then plays the best noisy one among those
+near the best. The noise is drawn from a generator seeded by the position and the level, so the
+same level plays the same move in the same position (reproducible games and tests).
+
+Two layers, so that measuring and labelling stay apart: `settings_at(strength)` turns a raw
+strength between 0 and 1 into a horizon and a noise, every knob moving smoothly with it (a
+whole-ply step at the bottom was a 400-Elo cliff in the first calibration); `CALIBRATION` maps
+Elo labels to raw strengths as measured by matches (docs/levels.md). Recalibrating changes only
+that table.
 
 The horizon and the noise apply to game and ponder searches; analysis (`infinite`) ignores the
-level, so that analysis stays full strength. The figures are calibrated in docs/levels.md.
-Light on purpose: the option table and the CNP `hello` read `MIN_ELO`/`MAX_ELO` at start-up.
+level, so that analysis stays full strength. Light on purpose: the option table and the CNP
+`hello` read `MIN_ELO`/`MAX_ELO` at start-up.
 """
 
 from __future__ import annotations
@@ -18,14 +24,41 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-MIN_ELO = 800
-MAX_ELO = 2400
+#: Elo labels measured against Stockfish's own levels and chained by self-play
+#: (docs/levels.md): (label, raw strength). Labels in between interpolate linearly.
+#: The top label is the strongest level measured, not full strength: it is as far as the
+#: matches reach (a stronger label would be a guess).
+CALIBRATION: tuple[tuple[int, float], ...] = (
+    (800, 0.380),
+    (900, 0.404),
+    (1000, 0.428),
+    (1100, 0.452),
+    (1200, 0.476),
+    (1300, 0.500),
+    (1400, 0.535),
+    (1500, 0.571),
+    (1600, 0.607),
+    (1700, 0.656),
+    (1800, 0.717),
+    (1850, 0.748),
+)
+MIN_ELO = CALIBRATION[0][0]
+MAX_ELO = CALIBRATION[-1][0]
 DEFAULT_ELO = 1500
+
+#: Node budget at raw strength 0 and 1 (geometric in between).
+_NODES_LOW, _NODES_HIGH = 100, 150_000
+#: Noise (standard deviation, centipawns) at raw strength 0; it falls as (1 - strength)².
+_SIGMA_LOW = 300
+#: Candidate moves weighed at raw strength 0 and 1.
+_CANDIDATES_LOW, _CANDIDATES_HIGH = 5, 1
 
 
 @dataclass(frozen=True, slots=True)
 class Level:
     elo: int
+    #: The raw strength behind the label, 0 (weakest) to 1.
+    strength: float
     #: The deepest iteration it completes.
     depth: int
     #: The nodes it may search per move.
@@ -55,36 +88,32 @@ class Level:
         return choice
 
 
-#: (Elo, depth, nodes, sigma cp, candidates) anchors; levels between them interpolate.
-#: Calibrated by matches (docs/levels.md): the node budget is the main knob.
-_ANCHORS: tuple[tuple[int, int, int, int, int], ...] = (
-    (800, 1, 400, 220, 5),
-    (1000, 1, 600, 160, 5),
-    (1200, 2, 1_000, 110, 4),
-    (1400, 3, 2_000, 70, 4),
-    (1600, 4, 4_000, 45, 3),
-    (1800, 5, 10_000, 28, 3),
-    (2000, 7, 25_000, 16, 3),
-    (2200, 9, 70_000, 8, 2),
-    (2400, 12, 200_000, 0, 1),
-)
-_ELOS = [anchor[0] for anchor in _ANCHORS]
+def settings_at(strength: float) -> tuple[int, int, int, int]:
+    """(depth, nodes, sigma, candidates) at a raw strength in [0, 1].
+
+    The node budget is the horizon; the depth cap (one ply at the bottom, sixteen at the top)
+    only keeps the weakest levels from seeing deep in tiny endgames where nodes go far."""
+    strength = max(0.0, min(1.0, strength))
+    nodes = round(_NODES_LOW * (_NODES_HIGH / _NODES_LOW) ** strength)
+    depth = 1 + round(15 * strength)
+    sigma = round(_SIGMA_LOW * (1.0 - strength) ** 2)
+    candidates = round(_CANDIDATES_LOW + strength * (_CANDIDATES_HIGH - _CANDIDATES_LOW))
+    return depth, nodes, sigma, candidates
+
+
+def strength_of(elo: int) -> float:
+    """The raw strength of an Elo label (clamped to the range), from `CALIBRATION`."""
+    elo = max(MIN_ELO, min(MAX_ELO, elo))
+    labels = [label for label, _ in CALIBRATION]
+    i = bisect.bisect_left(labels, elo)
+    if labels[i] == elo:
+        return CALIBRATION[i][1]
+    (lo_elo, lo), (hi_elo, hi) = CALIBRATION[i - 1], CALIBRATION[i]
+    return lo + (elo - lo_elo) / (hi_elo - lo_elo) * (hi - lo)
 
 
 def level_for(elo: int) -> Level:
-    """The level of `elo` (clamped to the range), interpolated between the anchors; the
-    node budget geometrically, the rest linearly."""
+    """The level of `elo` (clamped to the range)."""
     elo = max(MIN_ELO, min(MAX_ELO, elo))
-    i = bisect.bisect_left(_ELOS, elo)
-    if _ELOS[i] == elo:
-        _, depth, nodes, sigma, candidates = _ANCHORS[i]
-        return Level(elo, depth, nodes, sigma, candidates)
-    lo, hi = _ANCHORS[i - 1], _ANCHORS[i]
-    t = (elo - lo[0]) / (hi[0] - lo[0])
-    return Level(
-        elo,
-        depth=round(lo[1] + t * (hi[1] - lo[1])),
-        nodes=round(lo[2] * (hi[2] / lo[2]) ** t),
-        sigma=round(lo[3] + t * (hi[3] - lo[3])),
-        candidates=round(lo[4] + t * (hi[4] - lo[4])),
-    )
+    strength = strength_of(elo)
+    return Level(elo, strength, *settings_at(strength))

@@ -332,7 +332,7 @@ def test_hello() -> None:
     assert hello.engine.name == "cb-async"
     assert reply["result"]["capabilities"] == {
         "ponder": True, "multiPv": 256, "chess960": True, "syzygy": True, "book": True,
-        "levels": {"minElo": 800, "maxElo": 2400},
+        "levels": {"minElo": 800, "maxElo": 1850},
     }
     assert reply["result"]["maxTimeMs"] == 600_000
     options = {option["name"]: option for option in reply["result"]["options"]}

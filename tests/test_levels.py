@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import chess
 
-from cb_async.levels import MAX_ELO, MIN_ELO, level_for
+from cb_async.levels import CALIBRATION, MAX_ELO, MIN_ELO, level_for, settings_at, strength_of
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
 from cb_async.search.sources import MoveSources
@@ -27,6 +27,19 @@ def test_levels_grow_with_elo_and_clamp() -> None:
     assert level_for(100).elo == MIN_ELO and level_for(99_999).elo == MAX_ELO
 
 
+def test_the_calibration_is_monotonic_and_every_knob_follows_the_raw_strength() -> None:
+    labels = [label for label, _ in CALIBRATION]
+    strengths = [strength for _, strength in CALIBRATION]
+    assert labels == sorted(set(labels)) and strengths == sorted(set(strengths))
+    assert all(0.0 <= strength <= 1.0 for strength in strengths)
+    for label, strength in CALIBRATION:
+        assert strength_of(label) == strength
+    knobs = [settings_at(step / 100) for step in range(101)]
+    for (d1, n1, s1, c1), (d2, n2, s2, c2) in zip(knobs, knobs[1:]):
+        assert d1 <= d2 and n1 < n2 and s1 >= s2 and c1 >= c2
+    assert knobs[-1][2] == 0 and knobs[-1][3] == 1  # the top plays its best move, no noise
+
+
 def test_a_game_search_keeps_the_horizon_and_is_reproducible() -> None:
     level = level_for(1000)
     first = _answer(1000, Limits(movetime=20_000))
@@ -39,8 +52,9 @@ def test_a_ponder_search_keeps_the_horizon_analysis_leaves_it_out() -> None:
     level = level_for(800)
     ponder = _answer(800, Limits(depth=10).pondering())
     assert ponder.depth <= level.depth
-    analysis = _answer(800, Limits(infinite=True, depth=3))
-    assert analysis.depth == 3 and analysis.nodes > level.nodes
+    # A node limit well past the level's budget: analysis searches all of it.
+    analysis = _answer(800, Limits(infinite=True, nodes=4 * level.nodes))
+    assert analysis.nodes > 2 * level.nodes and analysis.depth > ponder.depth
 
 
 def test_infos_show_only_the_lines_asked_for_and_the_answer_is_one_of_the_candidates() -> None:

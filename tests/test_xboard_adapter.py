@@ -91,7 +91,7 @@ def test_protover_sends_the_features_in_one_burst_ending_with_done() -> None:
         'feature option="BookFile -string "',
         'feature option="BookBestMove -check 0"',
         'feature option="UCI_LimitStrength -check 0"',
-        'feature option="UCI_Elo -spin 1500 800 2400"',
+        'feature option="UCI_Elo -spin 1500 800 1850"',
         "feature done=1",
     ]
     assert lines[0].count('egt="syzygy"') == 1  # claimed now that the tables work
