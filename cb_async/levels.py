@@ -29,16 +29,16 @@ from dataclasses import dataclass
 #: The top label is the strongest level measured, not full strength: it is as far as the
 #: matches reach (a stronger label would be a guess).
 CALIBRATION: tuple[tuple[int, float], ...] = (
-    (800, 0.380),
-    (900, 0.404),
-    (1000, 0.428),
-    (1100, 0.452),
-    (1200, 0.476),
-    (1300, 0.500),
-    (1400, 0.535),
-    (1500, 0.571),
+    (800, 0.324),
+    (900, 0.359),
+    (1000, 0.395),
+    (1100, 0.430),
+    (1200, 0.466),
+    (1300, 0.502),
+    (1400, 0.537),
+    (1500, 0.572),
     (1600, 0.607),
-    (1700, 0.656),
+    (1700, 0.655),
     (1800, 0.717),
     (1850, 0.748),
 )
@@ -50,8 +50,10 @@ DEFAULT_ELO = 1500
 _NODES_LOW, _NODES_HIGH = 100, 150_000
 #: Noise (standard deviation, centipawns) at raw strength 0; it falls as (1 - strength)².
 _SIGMA_LOW = 300
-#: Candidate moves weighed at raw strength 0 and 1.
-_CANDIDATES_LOW, _CANDIDATES_HIGH = 5, 1
+#: Candidate moves weighed: (below this raw strength, this many); one above the last. A
+#: whole candidate fewer is a jump in strength (from 4 to 3 was about 200 Elo), so the steps
+#: lie outside the calibrated labels but one, at 0.625, which has matches on both sides.
+_CANDIDATES: tuple[tuple[float, int], ...] = ((0.125, 5), (0.28, 4), (0.625, 3), (0.875, 2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +99,7 @@ def settings_at(strength: float) -> tuple[int, int, int, int]:
     nodes = round(_NODES_LOW * (_NODES_HIGH / _NODES_LOW) ** strength)
     depth = 1 + round(15 * strength)
     sigma = round(_SIGMA_LOW * (1.0 - strength) ** 2)
-    candidates = round(_CANDIDATES_LOW + strength * (_CANDIDATES_HIGH - _CANDIDATES_LOW))
+    candidates = next((count for below, count in _CANDIDATES if strength < below), 1)
     return depth, nodes, sigma, candidates
 
 
