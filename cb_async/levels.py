@@ -9,8 +9,9 @@ near the best. The noise is drawn from a generator seeded by the position and th
 same level plays the same move in the same position (reproducible games and tests).
 
 Two layers, so that measuring and labelling stay apart: `settings_at(strength)` turns a raw
-strength between 0 and 1 into a horizon and a noise, every knob moving smoothly with it (a
-whole-ply step at the bottom was a 400-Elo cliff in the first calibration); `CALIBRATION` maps
+strength between 0 and 1 into a horizon and a noise, the node budget and the noise moving
+steadily with it (hand-set anchors with whole-ply depth steps were 400-Elo cliffs in the first
+calibration) and the candidate count stepping at fixed points; `CALIBRATION` maps
 Elo labels to raw strengths as measured by matches (docs/levels.md). Recalibrating changes only
 that table.
 
