@@ -43,8 +43,9 @@ CALIBRATION: tuple[tuple[int, float], ...] = (
     (1800, 0.717),
     (1850, 0.748),
 )
-MIN_ELO = CALIBRATION[0][0]
-MAX_ELO = CALIBRATION[-1][0]
+_LABELS = [label for label, _ in CALIBRATION]
+MIN_ELO = _LABELS[0]
+MAX_ELO = _LABELS[-1]
 DEFAULT_ELO = 1500
 
 #: Node budget at raw strength 0 and 1 (geometric in between).
@@ -107,9 +108,8 @@ def settings_at(strength: float) -> tuple[int, int, int, int]:
 def strength_of(elo: int) -> float:
     """The raw strength of an Elo label (clamped to the range), from `CALIBRATION`."""
     elo = max(MIN_ELO, min(MAX_ELO, elo))
-    labels = [label for label, _ in CALIBRATION]
-    i = bisect.bisect_left(labels, elo)
-    if labels[i] == elo:
+    i = bisect.bisect_left(_LABELS, elo)
+    if _LABELS[i] == elo:
         return CALIBRATION[i][1]
     (lo_elo, lo), (hi_elo, hi) = CALIBRATION[i - 1], CALIBRATION[i]
     return lo + (elo - lo_elo) / (hi_elo - lo_elo) * (hi - lo)
