@@ -9,7 +9,7 @@ That state is exactly the session's, because the session calls `receive` only af
 earlier command has been handled and its events formatted.
 
 Checks come in the contract's order: JSON, then the envelope, then the method, then the params
-(pydantic models in `adapters.cnp_models`), then the engine's state (busy, unknown id, not
+(pydantic models in `cb_async.adapters.cnp_models`), then the engine's state (busy, unknown id, not
 pondering). A refused request changes nothing: its error goes through the session with `Emit`,
 so it is written in order with everything before it.
 """
@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import chess
 from pydantic import BaseModel, ValidationError
 
-from adapters.cnp_models import (
+from cb_async.adapters.cnp_models import (
     MAX_MULTIPV, PROTOCOL, HelloParams, NoParams, SearchIdParams, SearchParams, SetOptionsParams,
     json_schema,
 )
@@ -41,7 +41,7 @@ from cb_async.events import (
     SearchCancelled,
 )
 from cb_async.framing import TooLong
-from cb_async.levels import MAX_ELO, MIN_ELO
+from cb_async.search.levels import MAX_ELO, MIN_ELO
 from cb_async.limits import Limits
 from cb_async.options import OptionSpec
 from cb_async.results import Score, SearchInfo, SearchResult

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import chess
 
-from adapters.uci import parse_fen
+from cb_async.adapters.uci import parse_fen
 from cb_async import options as option_table
 from cb_async.commands import (
     BookQuery, Cancel, Command, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, Stop,

@@ -6,16 +6,16 @@ import argparse
 import importlib
 import sys
 
-from cb_async import __version__
+from cb_async.version import __version__
 
 #: Subcommands and the module whose `main(argv) -> int` runs each one.
 SUBCOMMANDS = {
-    "perft": ("cb_async.perft", "count leaf nodes of the move tree (checks move generation)"),
-    "bench": ("cb_async.bench", "search a fixed set of positions; prints nodes and speed"),
-    "latency": ("cb_async.latency", "measure start-up, isready and stop latency of the engine"),
-    "match": ("cb_async.match", "play engines against each other (UCI or XBoard), with SPRT"),
-    "stress": ("cb_async.stress", "random interleavings of commands into the engine; checks every answer"),
-    "cnp-schema": ("adapters.cnp", "print the JSON Schema of CNP, the Chess Node Protocol"),
+    "perft": ("cb_async.tools.perft", "count leaf nodes of the move tree (checks move generation)"),
+    "bench": ("cb_async.tools.bench", "search a fixed set of positions; prints nodes and speed"),
+    "latency": ("cb_async.tools.latency", "measure start-up, isready and stop latency of the engine"),
+    "match": ("cb_async.tools.match", "play engines against each other (UCI or XBoard), with SPRT"),
+    "stress": ("cb_async.tools.stress", "random interleavings of commands into the engine; checks every answer"),
+    "cnp-schema": ("cb_async.adapters.cnp", "print the JSON Schema of CNP, the Chess Node Protocol"),
 }
 
 

@@ -76,18 +76,18 @@ class Writer:
 
 def make_adapter(protocol: str, max_time_ms: int | None = None) -> Any:
     if protocol == "uci":
-        from adapters.uci import UciAdapter
+        from cb_async.adapters.uci import UciAdapter
 
         return UciAdapter()
     if protocol == "xboard":
         try:
-            from adapters.xboard import XBoardAdapter  # type: ignore[import-not-found]
+            from cb_async.adapters.xboard import XBoardAdapter  # type: ignore[import-not-found]
         except ImportError:
             raise UnsupportedProtocol("the XBoard protocol is not available yet") from None
         return XBoardAdapter()
     if protocol == "cnp":
         try:
-            from adapters.cnp import CnpAdapter  # type: ignore[import-not-found]
+            from cb_async.adapters.cnp import CnpAdapter  # type: ignore[import-not-found]
         except ImportError:
             raise UnsupportedProtocol("the CNP protocol is not available yet") from None
         return CnpAdapter(max_time_ms=max_time_ms)

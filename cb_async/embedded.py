@@ -39,7 +39,8 @@ from cb_async.events import (
 from cb_async.limits import Limits
 from cb_async.results import SearchInfo
 from cb_async.runner import SearchRunner, default_context
-from cb_async.session import ENGINE_AUTHOR, ENGINE_NAME, Session
+from cb_async.session import Session
+from cb_async.version import ENGINE_AUTHOR, ENGINE_NAME, __version__
 
 LOGGER = logging.getLogger("cb_async")
 
@@ -173,8 +174,6 @@ class Engine:
         self._runner = runner
         self._session = Session(runner, self._sink)
         self._task = asyncio.create_task(self._session.run(), name="cb-async-session")
-        from cb_async import __version__
-
         self.id["name"] = f"{ENGINE_NAME} {__version__}"
         if self._initial_options:
             await self.configure(self._initial_options)

@@ -116,7 +116,7 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class BookEntries:
-    """The answer to `BookQuery`: `cb_async.book.BookMove`s of `board`, heaviest first."""
+    """The answer to `BookQuery`: `cb_async.search.book.BookMove`s of `board`, heaviest first."""
 
     moves: tuple[Any, ...]
     board: chess.Board

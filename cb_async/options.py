@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cb_async.levels import DEFAULT_ELO, MAX_ELO, MIN_ELO
+from cb_async.search.levels import DEFAULT_ELO, MAX_ELO, MIN_ELO
 
 OptionType = Literal["check", "spin", "combo", "button", "string"]
 

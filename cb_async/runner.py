@@ -32,7 +32,7 @@ import chess
 from cb_async.limits import Limits
 from cb_async.results import Score, SearchInfo, SearchResult
 from cb_async.search.control import StopToken
-from cb_async.settings import SearchSettings
+from cb_async.search.settings import SearchSettings
 
 if TYPE_CHECKING:
     import asyncio

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import chess
 
-from cb_async import __version__, options as option_table
+from cb_async import options as option_table
 from cb_async.commands import (
     BookQuery, Cancel, Command, Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions,
     SetPosition, Stop,
@@ -36,12 +36,9 @@ from cb_async.events import (
 from cb_async.limits import Limits
 from cb_async.results import SearchInfo, SearchResult
 from cb_async.runner import SearchHandle, SearchRunner, WorkerDied, fallback_result
-from cb_async.settings import SearchSettings
+from cb_async.search.settings import SearchSettings
 from cb_async.timeman import budget
-
-
-ENGINE_NAME = "cb-async"
-ENGINE_AUTHOR = "The cb-async developers"
+from cb_async.version import ENGINE_AUTHOR, ENGINE_NAME, __version__
 
 SearchKind = Literal["game", "ponder", "infinite"]
 
@@ -229,7 +226,7 @@ class Session:
         path = self.state.options.get("BookFile") or ""
         if not path:
             return ()
-        from cb_async import book
+        from cb_async.search import book
 
         return tuple(book.book_moves(path, board))
 
@@ -358,13 +355,13 @@ class Session:
 def _check_files(values: dict[str, Any]) -> tuple[str, str] | None:
     """(option, what is wrong) when a `BookFile` or `SyzygyPath` being set cannot be used."""
     if values.get("BookFile"):
-        from cb_async import book
+        from cb_async.search import book
 
         problem = book.check_book(values["BookFile"])
         if problem is not None:
             return "BookFile", problem
     if values.get("SyzygyPath"):
-        from cb_async import tablebase
+        from cb_async.search import tablebase
 
         problem, _ = tablebase.check_path(values["SyzygyPath"])
         if problem is not None:

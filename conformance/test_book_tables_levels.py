@@ -13,8 +13,8 @@ from pathlib import Path
 import chess
 import pytest
 
-from cb_async.book import write_book
-from cb_async.levels import level_for
+from cb_async.search.book import write_book
+from cb_async.search.levels import level_for
 from conformance.engine_process import EngineProcess
 
 TABLES = Path(__file__).resolve().parents[2] / "shared" / "syzygy"

@@ -1,6 +1,6 @@
 """Races: random interleavings of commands into the real engine, every answer checked.
 
-The driver is `cb-async stress` (see `cb_async.stress` for the invariants); CI runs 600
+The driver is `cb-async stress` (see `cb_async.tools.stress` for the invariants); CI runs 600
 commands per protocol, the benchmark run is `cb-async stress --commands 10000`.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from cb_async.stress import stress
+from cb_async.tools.stress import stress
 from conformance.engine_process import engine_command
 
 

@@ -16,7 +16,7 @@ import chess
 import pytest
 
 from cb_async.framing import MAX_LINE_BYTES
-from cb_async.procinfo import children
+from cb_async.tools.procinfo import children
 from conformance.engine_process import EngineProcess
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals and /proc: Linux")

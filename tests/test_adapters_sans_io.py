@@ -13,7 +13,7 @@ import pytest
 FORBIDDEN = ("asyncio", "subprocess", "multiprocessing", "cb_async.session", "cb_async.daemon")
 
 
-@pytest.mark.parametrize("module", ["adapters.uci", "adapters.xboard", "adapters.cnp"])
+@pytest.mark.parametrize("module", ["cb_async.adapters.uci", "cb_async.adapters.xboard", "cb_async.adapters.cnp"])
 def test_adapter_imports_no_io_machinery(module: str) -> None:
     code = (
         "import importlib, sys\n"
@@ -29,6 +29,6 @@ def test_adapter_imports_no_io_machinery(module: str) -> None:
 
 def test_uci_start_path_does_not_import_pydantic() -> None:
     """pydantic costs most of the start-up budget; the UCI path must not load it."""
-    code = "import sys, cb_async.session, adapters.uci, cb_async.daemon; print('pydantic' in sys.modules)"
+    code = "import sys, cb_async.session, cb_async.adapters.uci, cb_async.daemon; print('pydantic' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.stdout.strip() == "False", run.stderr

@@ -1,6 +1,6 @@
 """The opening book: the file check, the moves of a position, the choice, and who uses it.
 
-The tests write their own tiny Polyglot books (`cb_async.book.write_book`), so that they do not
+The tests write their own tiny Polyglot books (`cb_async.search.book.write_book`), so that they do not
 depend on a real book file.
 """
 
@@ -12,11 +12,11 @@ from pathlib import Path
 import chess
 import pytest
 
-from cb_async import book
+from cb_async.search import book
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
 from cb_async.search.sources import MoveSources
-from cb_async.settings import SearchSettings
+from cb_async.search.settings import SearchSettings
 
 E4, D4, C4 = (chess.Move.from_uci(text) for text in ("e2e4", "d2d4", "c2c4"))
 

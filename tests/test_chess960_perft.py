@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from cb_async.perft import parse_position, perft
+from cb_async.tools.perft import parse_position, perft
 
 CHESS960 = [
     ("bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9", (21, 528, 12189)),

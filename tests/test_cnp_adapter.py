@@ -17,8 +17,8 @@ import chess
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from adapters import cnp_models as models
-from adapters.cnp import CnpAdapter, SearchTag, schema_text
+from cb_async.adapters import cnp_models as models
+from cb_async.adapters.cnp import CnpAdapter, SearchTag, schema_text
 from cb_async import options as option_table
 from cb_async.commands import (
     Cancel, Command, Emit, Go, Identify, NewGame, PonderHit, Quit, SetOptions, Stop,

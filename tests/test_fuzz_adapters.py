@@ -25,10 +25,10 @@ import chess
 from hypothesis import HealthCheck, given, settings, strategies as st
 from pydantic import BaseModel, ValidationError
 
-from adapters import cnp_models
-from adapters.cnp import CnpAdapter
-from adapters.uci import UciAdapter
-from adapters.xboard import XBoardAdapter
+from cb_async.adapters import cnp_models
+from cb_async.adapters.cnp import CnpAdapter
+from cb_async.adapters.uci import UciAdapter
+from cb_async.adapters.xboard import XBoardAdapter
 from cb_async.commands import Go, IsReady, Quit
 from cb_async.events import Ready
 from cb_async.framing import MAX_LINE_BYTES, LineFramer

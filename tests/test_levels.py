@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import chess
 
-from cb_async.levels import CALIBRATION, MAX_ELO, MIN_ELO, level_for, settings_at, strength_of
+from cb_async.search.levels import CALIBRATION, MAX_ELO, MIN_ELO, level_for, settings_at, strength_of
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
 from cb_async.search.sources import MoveSources
-from cb_async.settings import SearchSettings
+from cb_async.search.settings import SearchSettings
 
 MIDDLEGAME = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")
 

@@ -10,7 +10,7 @@ import chess
 import chess.pgn
 import pytest
 
-from cb_async.match import (
+from cb_async.tools.match import (
     DEFAULT_OPENINGS, Adjudication, EngineSpec, Sprt, TimeControl, elo_summary, load_openings, parse_engine, run_match,
 )
 from conformance.engine_process import engine_command
@@ -76,7 +76,7 @@ def test_a_short_match_records_every_game(tmp_path: Path) -> None:
 
 
 def test_a_repetition_ends_the_game_when_it_happens_not_when_it_could() -> None:
-    from cb_async.match import game_over
+    from cb_async.tools.match import game_over
 
     board = chess.Board()
     for move in ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1"]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import chess
 import pytest
 
-from cb_async.perft import divide, main, parse_position, perft
+from cb_async.tools.perft import divide, main, parse_position, perft
 
 PUBLISHED = [
     pytest.param("startpos", 4, 197281, id="start"),

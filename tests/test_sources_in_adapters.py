@@ -8,10 +8,10 @@ from pathlib import Path
 import chess
 import chess.engine
 
-from adapters.cnp import search_result
-from adapters.uci import UciAdapter
-from adapters.xboard import XBoardAdapter
-from cb_async.book import BookMove, write_book
+from cb_async.adapters.cnp import search_result
+from cb_async.adapters.uci import UciAdapter
+from cb_async.adapters.xboard import XBoardAdapter
+from cb_async.search.book import BookMove, write_book
 from cb_async.commands import BookQuery, SetOptions
 from cb_async.events import BestMove, BookEntries
 from cb_async.results import Score, SearchInfo, SearchResult

@@ -12,12 +12,12 @@ from pathlib import Path
 import chess
 import pytest
 
-from cb_async import tablebase
+from cb_async.search import tablebase
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
 from cb_async.search.scores import MATE, TB_WIN, to_score
 from cb_async.search.sources import MoveSources
-from cb_async.settings import SearchSettings
+from cb_async.search.settings import SearchSettings
 
 TABLES = Path(__file__).resolve().parents[2] / "shared" / "syzygy"
 needs_tables = pytest.mark.skipif(not (TABLES / "KRvK.rtbw").exists(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import chess
 import pytest
 
-from adapters.uci import UciAdapter, UciNotice
+from cb_async.adapters.uci import UciAdapter, UciNotice
 from cb_async.commands import (
     Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, SetPosition, Stop,
 )

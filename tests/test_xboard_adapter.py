@@ -11,7 +11,7 @@ from typing import Any
 import chess
 import pytest
 
-from adapters.xboard import XBoardAdapter, XBoardLines, parse_move
+from cb_async.adapters.xboard import XBoardAdapter, XBoardLines, parse_move
 from cb_async.commands import (
     Cancel, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, Stop,
 )

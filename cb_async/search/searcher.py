@@ -44,7 +44,7 @@ from cb_async.search.tt import EXACT, LOWER, UPPER, TranspositionTable
 from cb_async.timeman import budget
 
 if TYPE_CHECKING:
-    from cb_async.tablebase import Tables
+    from cb_async.search.tablebase import Tables
 
 #: The stop token and the node limit are checked when `nodes & POLL_MASK == 0`: every 64
 #: nodes is about a millisecond at this engine's speed, well inside the 2 ms a stop may take.

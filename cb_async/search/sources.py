@@ -20,14 +20,14 @@ from collections.abc import Callable, Hashable, Sequence
 
 import chess
 
-from cb_async import book, tablebase
-from cb_async.levels import level_for
+from cb_async.search import book, tablebase
+from cb_async.search.levels import level_for
 from cb_async.limits import Limits
 from cb_async.results import Score, SearchInfo, SearchResult
 from cb_async.search.control import StopToken
 from cb_async.search.scores import TB_WIN, to_score
 from cb_async.search.searcher import Searcher
-from cb_async.settings import SearchSettings
+from cb_async.search.settings import SearchSettings
 
 #: A mate counts as this many centipawns when a level weighs its candidates.
 _MATE_CP = 100_000

@@ -32,7 +32,7 @@ import chess.engine
 import chess.pgn
 import chess.polyglot
 
-DEFAULT_OPENINGS = Path(__file__).parent / "data" / "openings.epd"
+DEFAULT_OPENINGS = Path(__file__).parent.parent / "data" / "openings.epd"
 STALL_GRACE_SECONDS = 5.0
 
 
@@ -383,7 +383,7 @@ class Tally:
         return self.wins + self.draws + self.losses
 
     def sample_rss(self, players: Sequence[Player]) -> None:
-        from cb_async.procinfo import tree_rss_kib
+        from cb_async.tools.procinfo import tree_rss_kib
 
         for player in players:
             if player.transport is not None and player.engine is not None:
