@@ -101,7 +101,6 @@ class SearchRequest:
     board: chess.Board
     limits: Limits
     hash_mb: int
-    move_overhead: float
     #: Book, tablebases and strength level (the session's options for this search).
     settings: SearchSettings = SearchSettings()
 
@@ -131,7 +130,6 @@ def _worker_main(conn: multiprocessing.connection.Connection, host_end: Any, con
             if request.hash_mb != hash_mb:
                 hash_mb = request.hash_mb
                 searcher.set_hash_size(hash_mb)
-            searcher.move_overhead = request.move_overhead
             search_id = request.search_id
             token = SharedStopToken(control, search_id)
 
@@ -298,7 +296,7 @@ class SearchRunner:
 
     # -- searches ---------------------------------------------------------------------------
 
-    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int, move_overhead: float,
+    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int,
               settings: SearchSettings | None = None,
               deadlines: tuple[float, float] | None = None,
               on_info: Callable[[SearchInfo], None] | None = None) -> SearchHandle:
@@ -312,7 +310,7 @@ class SearchRunner:
         if deadlines is not None:
             write_deadlines(self.control, search_id, *deadlines)
         self._active = handle
-        request = SearchRequest(search_id, board, limits, hash_mb, move_overhead, settings or SearchSettings())
+        request = SearchRequest(search_id, board, limits, hash_mb, settings or SearchSettings())
         try:
             assert self._conn is not None
             self._conn.send(("search", request))

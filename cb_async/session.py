@@ -37,7 +37,7 @@ from cb_async.limits import Limits
 from cb_async.results import SearchInfo, SearchResult
 from cb_async.runner import SearchHandle, SearchRunner, WorkerDied, fallback_result
 from cb_async.search.settings import SearchSettings
-from cb_async.timeman import budget
+from cb_async.timeman import deadlines
 from cb_async.version import ENGINE_AUTHOR, ENGINE_NAME, __version__
 
 SearchKind = Literal["game", "ponder", "infinite"]
@@ -256,7 +256,6 @@ class Session:
         go = _replace_go(go, limits=limits)
         handle = self._runner.begin(
             board, search_limits, hash_mb=self.state.options["Hash"],
-            move_overhead=self.state.options["Move Overhead"],
             settings=SearchSettings.from_options(self.state.options), deadlines=deadlines,
             on_info=lambda info, board=board, tag=go.tag: self._emit(Info(info, board, tag)),
         )
@@ -269,8 +268,9 @@ class Session:
         self._emit(SearchStarted(board, go.ponder, go.tag))
 
     def _deadlines(self, limits: Limits, side: chess.Color, start: float) -> tuple[float, float]:
-        soft, hard = budget(limits, side, self.state.options["Move Overhead"])
-        return start + soft / 1000, start + hard / 1000
+        timed = deadlines(limits, side, self.state.options["Move Overhead"], start)
+        assert timed is not None
+        return timed
 
     def _ponder_hit(self, command: PonderHit) -> None:
         search = self.search

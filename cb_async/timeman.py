@@ -9,10 +9,12 @@ answers at once with a legal move.
 from __future__ import annotations
 
 import math
+import time
 
 import chess
 
 from cb_async.limits import Limits
+from cb_async.search.control import StopToken
 
 #: Moves the remaining time is spread over in sudden death.
 DEFAULT_MOVES_TO_GO = 30
@@ -36,6 +38,25 @@ def budget(limits: Limits, side: chess.Color, move_overhead: float) -> tuple[flo
         soft = min(soft, clock_soft)
         hard = min(hard, clock_hard)
     return soft, hard
+
+
+def deadlines(limits: Limits, side: chess.Color, move_overhead: float, start: float) -> tuple[float, float] | None:
+    """Absolute `time.monotonic()` (soft, hard) deadlines of a search whose clock starts at
+    `start`, or None when nothing is timed. The session is the one caller in the engine."""
+    if not limits.is_timed:
+        return None
+    soft, hard = budget(limits, side, move_overhead)
+    return start + soft / 1000, start + hard / 1000
+
+
+def stop_token(limits: Limits, side: chess.Color, move_overhead: float = 0.0) -> StopToken:
+    """A stop token with the deadlines the session would give a search starting now: for tests,
+    `bench` and tools that run the search core directly, without a session."""
+    token = StopToken()
+    timed = deadlines(limits, side, move_overhead, time.monotonic())
+    if timed is not None:
+        token.set_deadlines(*timed)
+    return token
 
 
 def _clock_budget(remaining: float, increment: float, moves_to_go: int | None, overhead: float) -> tuple[float, float]:

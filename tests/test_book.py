@@ -12,6 +12,7 @@ from pathlib import Path
 import chess
 import pytest
 
+from cb_async.timeman import stop_token
 from cb_async.search import book
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
@@ -72,7 +73,7 @@ def test_choice_is_by_weight_reproducible_and_best_only(tiny_book: str) -> None:
 
 def _answer(settings: SearchSettings, limits: Limits, board: chess.Board | None = None):
     sources = MoveSources(Searcher(hash_mb=1))
-    return sources.search(board or chess.Board(), (), limits, settings, StopToken())
+    return sources.search(board or chess.Board(), (), limits, settings, stop_token(limits, (board or chess.Board()).turn))
 
 
 def test_a_game_search_plays_from_the_book_at_once(tiny_book: str) -> None:

@@ -95,7 +95,7 @@ class ScriptedRunner:
         self.active: ScriptedHandle | None = None
         self.searches = 0
 
-    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int, move_overhead: float,
+    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int,
               settings: Any = None, deadlines: tuple[float, float] | None = None, on_info: Any = None) -> ScriptedHandle:
         self.searches += 1
         self.active = ScriptedHandle(self.loop, self.searches, board, on_info)

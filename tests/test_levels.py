@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import chess
 
+from cb_async.timeman import stop_token
 from cb_async.search.levels import CALIBRATION, MAX_ELO, MIN_ELO, level_for, settings_at, strength_of
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
@@ -16,7 +17,7 @@ MIDDLEGAME = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R
 def _answer(elo: int, limits: Limits, board: chess.Board = MIDDLEGAME, on_info=None):
     sources = MoveSources(Searcher(hash_mb=1))
     settings = SearchSettings(limit_strength=True, elo=elo)
-    return sources.search(board, (), limits, settings, StopToken(), on_info)
+    return sources.search(board, (), limits, settings, stop_token(limits, board.turn), on_info)
 
 
 def test_levels_grow_with_elo_and_clamp() -> None:

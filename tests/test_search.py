@@ -16,6 +16,7 @@ from cb_async.limits import MAX_DEPTH, Limits
 from cb_async.results import Score, SearchInfo, SearchResult
 from cb_async.search import Searcher, StopToken, history_keys
 from cb_async.search.searcher import POLL_MASK, position_key
+from cb_async.timeman import stop_token
 
 MIDDLEGAME = "r1bq1rk1/2p1bppp/p1np1n2/1p2p3/4P3/1BP2N2/PP1P1PPP/RNBQR1K1 w - - 1 9"
 
@@ -25,7 +26,7 @@ def run(board: chess.Board | str, limits: Limits, history: tuple = (), stop: Sto
     if isinstance(board, str):
         board = chess.Board(board)
     sink = infos.append if infos is not None else None
-    return Searcher().search(board, history, limits, stop or StopToken(), sink)
+    return Searcher().search(board, history, limits, stop or stop_token(limits, board.turn), sink)
 
 
 def assert_consistent(board: chess.Board, result: SearchResult) -> None:
@@ -211,12 +212,19 @@ def test_movetime_ends_the_search() -> None:
     assert_consistent(chess.Board(MIDDLEGAME), result)
 
 
-def test_clock_budget_is_set_on_the_token() -> None:
-    stop = StopToken()
+def test_the_search_keeps_the_clock_budget_on_its_token() -> None:
+    limits = Limits(white_clock=3000, black_clock=3000)
+    stop = stop_token(limits, chess.WHITE)
     start = time.monotonic()
-    run(chess.Board(MIDDLEGAME), Limits(white_clock=3000, black_clock=3000), stop=stop)
+    run(chess.Board(MIDDLEGAME), limits, stop=stop)
     assert stop.has_deadline
     assert time.monotonic() - start < 3.0 - 0.03
+
+
+def test_without_deadlines_on_its_token_a_clock_is_no_time_limit() -> None:
+    """Time belongs to the caller: the search core budgets nothing itself."""
+    result = run(chess.Board(MIDDLEGAME), Limits(white_clock=1, black_clock=1, depth=3), stop=StopToken())
+    assert result.depth == 3
 
 
 def test_infinite_search_returns_at_the_maximum_depth() -> None:

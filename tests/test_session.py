@@ -56,7 +56,7 @@ class FakeRunner:
         self.handles: list[FakeHandle] = []
         self.new_games = 0
 
-    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int, move_overhead: float,
+    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int,
               settings: Any = None, deadlines: tuple[float, float] | None = None, on_info: Any = None) -> FakeHandle:
         handle = FakeHandle(self.loop, len(self.handles) + 1, board, limits, deadlines)
         self.handles.append(handle)

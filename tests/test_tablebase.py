@@ -12,6 +12,7 @@ from pathlib import Path
 import chess
 import pytest
 
+from cb_async.timeman import stop_token
 from cb_async.search import tablebase
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
@@ -26,7 +27,7 @@ needs_tables = pytest.mark.skipif(not (TABLES / "KRvK.rtbw").exists(),
 
 def _answer(board: chess.Board, limits: Limits, path: str = str(TABLES)):
     sources = MoveSources(Searcher(hash_mb=1))
-    return sources.search(board, (), limits, SearchSettings(syzygy_path=path), StopToken())
+    return sources.search(board, (), limits, SearchSettings(syzygy_path=path), stop_token(limits, board.turn))
 
 
 def test_tablebase_scores_are_centipawns_in_a_band_below_the_mates() -> None:

@@ -527,7 +527,7 @@ class ScriptedRunner:
         self.searches: list[tuple[chess.Board, Limits, Any]] = []
         self.deadlines: dict[int, tuple[float, float] | None] = {}
 
-    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int, move_overhead: float,
+    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int,
               settings: Any = None, deadlines: tuple[float, float] | None = None, on_info: Any = None) -> Any:
         runner = self
         search_id = len(self.searches) + 1

@@ -41,7 +41,6 @@ from cb_async.search.scores import (
     to_score,
 )
 from cb_async.search.tt import EXACT, LOWER, UPPER, TranspositionTable
-from cb_async.timeman import budget
 
 if TYPE_CHECKING:
     from cb_async.search.tablebase import Tables
@@ -134,7 +133,6 @@ class Searcher:
     """Owns what outlives one search: the transposition table, killers and history."""
 
     def __init__(self, hash_mb: int = 16) -> None:
-        self.move_overhead: float = 30.0
         #: Open Syzygy tables for the WDL probes inside the tree, or None.
         self.tablebase: Tables | None = None
         self._tt = TranspositionTable(hash_mb)
@@ -162,12 +160,12 @@ class Searcher:
         stop: StopToken,
         on_info: Callable[[SearchInfo], None] | None = None,
     ) -> SearchResult:
-        """Search `position` (never modified) until a limit or `stop` ends it."""
+        """Search `position` (never modified) until a limit or `stop` ends it.
+
+        Time is the caller's: the search reads its deadlines from `stop` alone (the session
+        computes them; `cb_async.timeman.stop_token` does it for code without a session)."""
         start = time.monotonic()
         board = position.copy(stack=False)
-        if not stop.has_deadline and limits.is_timed:
-            soft, hard = budget(limits, board.turn, self.move_overhead)
-            stop.set_deadlines(start + soft / 1000.0, start + hard / 1000.0)
         # Killers are only meaningful for the position they were found in.
         self._killers = [[-1, -1] for _ in range(MAX_PLY + 2)]
         run = _SearchRun(self._tt, self._history, self._killers, board, history, limits, stop, on_info, start,
