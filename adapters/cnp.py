@@ -37,14 +37,15 @@ from cb_async.commands import (
     Cancel, Command, Emit, Go, Identify, NewGame, PonderHit, Quit, SetOptions, Stop,
 )
 from cb_async.events import (
-    Acknowledged, BestMove, Goodbye, Identity, Info, Message, NewGameDone, OptionError, OptionsSet,
-    SearchCancelled,
+    Acknowledged, AdapterEvent, BestMove, Event, Goodbye, Identity, Info, Message, NewGameDone, OptionError,
+    OptionsSet, SearchCancelled, SearchKindChanged,
 )
 from cb_async.framing import TooLong
-from cb_async.search.levels import MAX_ELO, MIN_ELO
 from cb_async.limits import Limits
 from cb_async.options import OptionSpec
+from cb_async.positions import FenError, parse_fen
 from cb_async.results import Score, SearchInfo, SearchResult
+from cb_async.search.levels import MAX_ELO, MIN_ELO
 
 RequestId = int | str
 M = TypeVar("M", bound=BaseModel)
@@ -68,14 +69,14 @@ CAPABILITIES: dict[str, Any] = {
 
 
 @dataclass(frozen=True, slots=True)
-class CnpLine:
+class CnpLine(AdapterEvent):
     """The adapter's own output line (an error response), written in order through `Emit`."""
 
     line: str
 
 
 @dataclass(frozen=True, slots=True)
-class CnpNote:
+class CnpNote(AdapterEvent):
     """A note for the log (a notification that was not run); never written to stdout."""
 
     text: str
@@ -93,6 +94,7 @@ class SearchTag:
 @dataclass(slots=True)
 class RunningSearch:
     tag: SearchTag
+    #: Until the session says the ponder hit was taken (`SearchKindChanged`).
     pondering: bool
     info: bool
     #: min(multiPv, root moves): how many `lines` the response has.
@@ -156,19 +158,19 @@ class CnpAdapter:
         if isinstance(method, str) and "id" not in message:
             return [Emit(CnpNote(f"ignored a notification ({method[:100]}): CNP runs only requests"))]
         request_id = message.get("id")
-        reply_id = request_id if _is_id(request_id) else None
+        reply_id: RequestId | None = request_id if _is_id(request_id) else None
         if not isinstance(method, str):
             return [self._error(reply_id, INVALID_REQUEST, "invalid request: method must be a string", {})]
         if message.get("jsonrpc") != "2.0":
             return [self._error(reply_id, INVALID_REQUEST, "invalid request: jsonrpc must be 2.0", {})]
         if reply_id is None:
             return [self._error(None, INVALID_REQUEST, "invalid request: id must be an integer or a string", {})]
-        if self.running is not None and _same_id(request_id, self.running.tag.request_id):
-            return [self._error(request_id, INVALID_REQUEST,
+        if self.running is not None and _same_id(reply_id, self.running.tag.request_id):
+            return [self._error(reply_id, INVALID_REQUEST,
                                 "invalid request: that id belongs to the running search", {})]
         handler = self._methods.get(method)
         if handler is None:
-            return [self._error(request_id, METHOD_NOT_FOUND, f"method not found: {method[:100]}",
+            return [self._error(reply_id, METHOD_NOT_FOUND, f"method not found: {method[:100]}",
                                 {"method": method[:100]})]
         params = message.get("params")
         try:
@@ -176,13 +178,10 @@ class CnpAdapter:
                 params = {}
             elif not isinstance(params, dict):
                 raise InvalidParams("params", "must be an object")
-            return handler(request_id, params, received_at)
+            return handler(reply_id, params, received_at)
         except InvalidParams as error:
             data = {"field": error.field, "detail": error.detail, **error.extra}
-            return [self._error(request_id, INVALID_PARAMS, f"invalid params: {error}", data)]
-
-    def end_of_input(self) -> list[Command]:
-        return [Quit()]
+            return [self._error(reply_id, INVALID_PARAMS, f"invalid params: {error}", data)]
 
     def drain_notes(self) -> list[str]:
         """The notes for stderr gathered since the last call."""
@@ -289,7 +288,6 @@ class CnpAdapter:
             return [self._no_such_search(request_id, search_id)]
         if not running.pondering:
             return [self._error(request_id, NOT_PONDERING, "that search is not pondering", {"id": search_id})]
-        running.pondering = False
         return [PonderHit(received_at=received_at, tag=request_id)]
 
     def _stop(self, request_id: RequestId, params: dict[str, Any], received_at: float) -> list[Command]:
@@ -323,11 +321,14 @@ class CnpAdapter:
 
     # -- output -------------------------------------------------------------------------------
 
-    def on_event(self, event: Any) -> tuple[list[str], list[Command]]:
+    def on_event(self, event: Event | AdapterEvent) -> tuple[list[str], list[Command]]:
         return self.format(event), []
 
-    def format(self, event: Any) -> list[str]:
+    def format(self, event: Event | AdapterEvent) -> list[str]:
         match event:
+            case SearchKindChanged(search_tag=tag):
+                if self.running is not None and self.running.tag == tag:
+                    self.running.pondering = False
             case CnpLine(line=line):
                 return [line]
             case CnpNote(text=text) | Message(text=text):
@@ -415,28 +416,12 @@ def _board(fen: str | None, moves: list[str] | None, chess960: bool) -> chess.Bo
     if fen is None:
         board = chess.Board(chess960=chess960)
     else:
-        board = _parse_fen(fen, chess960)
+        try:
+            board = parse_fen(fen, chess960=chess960, strict=True)
+        except FenError as error:
+            raise InvalidParams("position.fen", str(error)) from None
     for text in moves or ():
         board.push(_parse_move(board, text, "position.moves"))
-    return board
-
-
-def _parse_fen(fen: str, chess960: bool) -> chess.Board:
-    fields = fen.split()
-    if len(fields) == 4:
-        fields += ["0", "1"]
-    if len(fields) != 6:
-        raise InvalidParams("position.fen", f"a FEN has 6 fields, not {len(fields)}")
-    try:
-        board = chess.Board(" ".join(fields), chess960=chess960)
-    except ValueError as error:
-        raise InvalidParams("position.fen", f"bad FEN: {error}") from None
-    status = board.status()
-    if status & chess.STATUS_BAD_CASTLING_RIGHTS and not chess960:
-        raise InvalidParams("position.fen", "castling rights without their rooks in the corners "
-                                            "(a Chess960 position needs chess960: true)")
-    if status != chess.STATUS_VALID:
-        raise InvalidParams("position.fen", "not a legal position")
     return board
 
 
@@ -525,7 +510,7 @@ def search_result(event: BestMove, lines_wanted: int, root_moves: tuple[chess.Mo
 def _lines(result: SearchResult, wanted: int, root_moves: tuple[chess.Move, ...]) -> list[dict[str, Any]]:
     """The final MultiPV lines, exactly `wanted` of them. A search stopped before its first
     iteration has none: the best move stands at depth 0, and other root moves fill the rest."""
-    lines = [
+    lines: list[dict[str, Any]] = [
         {"multipv": info.multipv, "depth": info.depth, "score": score_json(info.score), "pv": _uci(info.pv)}
         for info in sorted(result.lines, key=lambda info: info.multipv)[:wanted]
     ]

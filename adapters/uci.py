@@ -3,8 +3,9 @@
 It follows the spec and what real GUIs send (see DESIGN.md and the protocol notes): tokens
 split on any whitespace, unknown commands and tokens answered with an `info string` and
 otherwise ignored, a broken `position` keeps the last good one, and every `go`, even a
-malformed one, becomes a search (so it gets exactly one `bestmove`). It tracks the two options
-that change its own notation: `UCI_Chess960` (castling as king takes rook) and `UCI_ShowWDL`.
+malformed one, becomes a search (so it gets exactly one `bestmove`). It follows the two options
+that change its own notation, `UCI_Chess960` (castling as king takes rook) and `UCI_ShowWDL`,
+from the session's `OptionsSet` (so only values the session accepted count).
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from cb_async.commands import (
     Command, Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, SetPosition, Stop,
 )
 from cb_async.events import (
-    BestMove, Busy, Identity, Info, Message, OptionError, Ready,
+    AdapterEvent, BestMove, Event, Identity, Info, Message, OptionError, OptionsSet, Ready, SearchStarted,
 )
 from cb_async.framing import TooLong
 from cb_async.limits import Limits, LimitsError
-from cb_async.options import OptionSpec
-from cb_async.results import Score, SearchInfo, wdl_of
+from cb_async.adapters.uci_identity import identity_lines
+from cb_async.positions import FenError, parse_fen
+from cb_async.results import SearchInfo, wdl_of
 
 COMMANDS = frozenset({
     "uci", "debug", "isready", "setoption", "register", "ucinewgame", "position", "go", "stop",
@@ -34,7 +36,7 @@ _GO_WORDS = frozenset(_GO_INT_PARAMS) | {"searchmoves", "ponder", "infinite"}
 
 
 @dataclass(frozen=True, slots=True)
-class UciNotice:
+class UciNotice(AdapterEvent):
     """The adapter's own message (bad input), written as `info string` in order."""
 
     text: str
@@ -47,6 +49,9 @@ class UciAdapter:
         self.chess960 = False
         self.show_wdl = False
         self._position = chess.Board()
+        #: The last info line written for each MultiPV line of the running search: the answer
+        #: repeats a final line only if it was not the last one written.
+        self._shown: dict[int, SearchInfo] = {}
 
     # -- input --------------------------------------------------------------------------------
 
@@ -89,8 +94,8 @@ class UciAdapter:
                 return [Quit()]
         raise AssertionError(command)
 
-    def end_of_input(self) -> list[Command]:
-        return [Quit()]
+    def drain_notes(self) -> list[str]:
+        return []
 
     def _notice(self, text: str) -> Command:
         return Emit(UciNotice(text))
@@ -109,11 +114,6 @@ class UciAdapter:
             value = _rest_after(line, value_at)
         if not name:
             return [self._notice("setoption needs an option name")]
-        if name.lower() == "uci_chess960" and value is not None and value.strip().lower() in ("true", "false"):
-            self.chess960 = value.strip().lower() == "true"
-            self._position.chess960 = self.chess960
-        if name.lower() == "uci_showwdl" and value is not None and value.strip().lower() in ("true", "false"):
-            self.show_wdl = value.strip().lower() == "true"
         return [SetOptions(((name, value),))]
 
     def _position_command(self, args: list[str]) -> list[Command]:
@@ -125,8 +125,8 @@ class UciAdapter:
             board = chess.Board(chess960=self.chess960)
         elif kind == "fen":
             try:
-                board = parse_fen(" ".join(setup), self.chess960)
-            except ValueError as error:
+                board = parse_fen(" ".join(setup), chess960=self.chess960)
+            except FenError as error:
                 return [self._notice(f"invalid FEN, position unchanged: {error}")]
         else:
             return [self._notice(f"position needs startpos or fen, not {kind!r}; position unchanged")]
@@ -181,16 +181,19 @@ class UciAdapter:
 
     # -- output -------------------------------------------------------------------------------
 
-    def on_event(self, event: Any) -> tuple[list[str], list[Command]]:
+    def on_event(self, event: Event | AdapterEvent) -> tuple[list[str], list[Command]]:
         return self.format(event), []
 
-    def format(self, event: Any) -> list[str]:
+    def format(self, event: Event | AdapterEvent) -> list[str]:
         match event:
-            case Identity():
-                return _identity_lines(event)
+            case Identity(name=name, version=version, author=author, options=options):
+                return identity_lines(name, version, author, options)
             case Ready():
                 return ["readyok"]
+            case SearchStarted():
+                self._shown.clear()
             case Info(info=info, board=board):
+                self._shown[info.multipv] = info
                 return [self.info_line(info, board)]
             case BestMove():
                 return self._bestmove_lines(event)
@@ -198,9 +201,16 @@ class UciAdapter:
                 return [f"info string {_one_line(text)}"]
             case OptionError(message=message):
                 return [f"info string {_one_line(message)}"]
-            case Busy():
-                return ["info string busy: a search is running"]
+            case OptionsSet(values=values):
+                self._follow_options(values)
         return []
+
+    def _follow_options(self, values: dict[str, Any]) -> None:
+        if "UCI_Chess960" in values:
+            self.chess960 = values["UCI_Chess960"]
+            self._position.chess960 = self.chess960
+        if "UCI_ShowWDL" in values:
+            self.show_wdl = values["UCI_ShowWDL"]
 
     def info_line(self, info: SearchInfo, board: chess.Board) -> str:
         parts = [f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)} multipv {info.multipv}",
@@ -219,8 +229,10 @@ class UciAdapter:
         result, board = event.result, event.board
         if result.best_move is None:
             return [f"info depth 0 score {result.score}", "bestmove (none)"]
-        lines = [self.info_line(line, board) for line in result.lines]
-        if not lines:
+        # The final lines, unless each is the last one written already (a search stopped between
+        # iterations ends on the lines of its last complete depth).
+        lines = [self.info_line(line, board) for line in result.lines if self._shown.get(line.multipv) != line]
+        if not result.lines:
             # Stopped before depth 1 completed: still a complete info with a score.
             lines = [self.info_line(SearchInfo(
                 depth=result.depth, seldepth=result.seldepth, multipv=1, score=result.score,
@@ -242,20 +254,6 @@ def move_text(board: chess.Board, moves: tuple[chess.Move, ...]) -> list[str]:
     """Moves in UCI notation. The search generates castling in the board's own mode (king takes
     rook on a Chess960 board, `e1g1` otherwise), so the plain text is already right."""
     return [move.uci() for move in moves]
-
-
-def parse_fen(fen: str, chess960: bool) -> chess.Board:
-    """A board from FEN, X-FEN or Shredder-FEN; a 4-field FEN gets `0 1`. ValueError if bad."""
-    fields = fen.split()
-    if len(fields) == 4:
-        fields += ["0", "1"]
-    if len(fields) != 6:
-        raise ValueError(f"expected 6 fields, got {len(fields)}: {fen!r}")
-    board = chess.Board(" ".join(fields), chess960=chess960)
-    status = board.status()
-    if status & ~(chess.STATUS_BAD_CASTLING_RIGHTS | chess.STATUS_INVALID_EP_SQUARE) and not board.is_valid():
-        raise ValueError(f"not a legal position: {fen!r}")
-    return board
 
 
 #: `go` parameter, Limits field, least sensible value, and whether a value below it is raised to
@@ -290,27 +288,6 @@ def _limits_from(fields: dict[str, int], infinite: bool,
         notes.append(f"go: {error}; searching without limits")
         limits = Limits(infinite=infinite)
     return limits, notes
-
-
-def _identity_lines(event: Identity) -> list[str]:
-    lines = [f"id name {event.name} {event.version}", f"id author {event.author}"]
-    lines.extend(option_line(spec) for spec in event.options if "uci" in spec.protocols)
-    lines.append("uciok")
-    return lines
-
-
-def option_line(spec: OptionSpec) -> str:
-    line = f"option name {spec.name} type {spec.type}"
-    match spec.type:
-        case "check":
-            line += f" default {'true' if spec.default else 'false'}"
-        case "spin":
-            line += f" default {spec.default} min {spec.min} max {spec.max}"
-        case "combo":
-            line += f" default {spec.default}" + "".join(f" var {choice}" for choice in spec.choices)
-        case "string":
-            line += f" default {spec.default or '<empty>'}"
-    return line
 
 
 def _rest_after(line: str, word_index: int) -> str:

@@ -25,20 +25,26 @@ import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import chess
 
-from cb_async.adapters.uci import parse_fen
 from cb_async import options as option_table
 from cb_async.commands import (
-    BookQuery, Cancel, Command, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, Stop,
+    BookQuery, Cancel, Command, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SearchKind, SetOptions,
+    Stop,
 )
-from cb_async.events import BestMove, BookEntries, Identity, Info, Message, OptionError, Ready
+from cb_async.events import (
+    AdapterEvent, BestMove, BookEntries, Event, Identity, Info, Message, OptionError, Ready, SearchKindChanged,
+)
 from cb_async.framing import TooLong
 from cb_async.limits import Limits
 from cb_async.options import OptionSpec
+from cb_async.positions import FenError, parse_fen
 from cb_async.results import Score, SearchInfo
+
+if TYPE_CHECKING:
+    from cb_async.search.book import BookMove
 
 #: Options with a CECP command of their own, so no `option=` feature: memory, cores, hard/easy.
 _OPTIONS_WITH_COMMANDS = frozenset({"Hash", "Threads", "Ponder"})
@@ -52,15 +58,12 @@ _COORDINATE_MOVE = re.compile(r"[a-h][1-8][a-h][1-8][qrbnk]?")
 _CASTLING = {"O-O": "O-O", "0-0": "O-O", "O-O-O": "O-O-O", "0-0-0": "O-O-O"}
 _LEVEL_BASE = re.compile(r"(\d+(?:\.\d*)?)(?::(\d+(?:\.\d*)?))?")
 
-SearchKind = Literal["game", "ponder", "analyze"]
-
-
 #: The tag of the options an `egtpath` command sets.
 EGTPATH_TAG = "egtpath"
 
 
 @dataclass(frozen=True, slots=True)
-class XBoardLines:
+class XBoardLines(AdapterEvent):
     """The adapter's own output (an error, a result, a hint), passed through the session with
     `Emit` so that it is written in order with what earlier commands produce."""
 
@@ -247,7 +250,9 @@ def parse_level(args: list[str]) -> tuple[int, int, int]:
 
 @dataclass
 class _Search:
-    """What the adapter knows of the one search it asked for."""
+    """What the adapter knows of the one search it asked for: its kind decides what the
+    engine's side of the game does (hold pongs, play the move, post thinking); the session
+    owns the kind's change at the ponder hit and says so with `SearchKindChanged`."""
 
     tag: int
     kind: SearchKind
@@ -324,8 +329,8 @@ class XBoardAdapter:
             return self._usermove(word, received_at)  # a bare move (before `accepted usermove`)
         return [_say(f"Error (unknown command): {word[:100]}")]
 
-    def end_of_input(self) -> list[Command]:
-        return [Quit()]
+    def drain_notes(self) -> list[str]:
+        return []
 
     # -- the game ---------------------------------------------------------------------------
 
@@ -379,8 +384,8 @@ class XBoardAdapter:
     def _setboard(self, args: list[str], rest: str, at: float) -> list[Command]:
         commands = self._cancel()
         try:
-            board = parse_fen(rest, self.game.board.chess960)
-        except ValueError:
+            board = parse_fen(rest, chess960=self.game.board.chess960)
+        except FenError:
             return commands + [_say("tellusererror Illegal position")]
         self.game.board = board
         self.game.new_position()
@@ -420,10 +425,10 @@ class XBoardAdapter:
         if search is not None and search.kind == "game":
             return [_say(f"Illegal move (not your turn): {text}")]
         if search is not None and search.kind == "ponder" and move == search.expected:
-            # Ponder hit: the same search goes on, now with this move's clock.
+            # Ponder hit: the same search goes on, now with this move's clock (the session makes
+            # it a game search and says so).
             game.board.push(move)
             game.new_position()
-            search.kind = "game"
             assert game.engine is not None
             return [PonderHit(received_at=at, limits=game.clock.limits(game.board, game.engine))]
         commands = self._cancel()  # a ponder miss, or a move fed into analysis
@@ -617,7 +622,7 @@ class XBoardAdapter:
         if not moves:
             return []  # mate, stalemate or every move excluded: nothing to search until a change
         search_moves = tuple(moves) if game.excluded else ()
-        return [self._begin("analyze", game.board, Limits(infinite=True, search_moves=search_moves), at)]
+        return [self._begin("analysis", game.board, Limits(infinite=True, search_moves=search_moves), at)]
 
     def _begin(self, kind: SearchKind, board: chess.Board, limits: Limits, at: float | None,
                expected: chess.Move | None = None) -> Go:
@@ -644,8 +649,12 @@ class XBoardAdapter:
 
     # -- output -------------------------------------------------------------------------------
 
-    def on_event(self, event: Any) -> tuple[list[str], list[Command]]:
+    def on_event(self, event: Event | AdapterEvent) -> tuple[list[str], list[Command]]:
         match event:
+            case SearchKindChanged(kind=kind, search_tag=tag):
+                if self.search is not None and self.search.tag == tag:
+                    self.search.kind = kind
+                return [], []
             case BestMove():
                 return self._best_move(event)
             case Info():
@@ -748,7 +757,7 @@ def features(identity: Identity) -> list[str]:
     return lines
 
 
-def book_lines(moves: tuple[Any, ...], board: chess.Board) -> list[str]:
+def book_lines(moves: tuple[BookMove, ...], board: chess.Board) -> list[str]:
     """The `bk` answer: one indented line per book move with its share of the weight, then
     an empty line."""
     total = sum(entry.weight for entry in moves)
@@ -776,7 +785,7 @@ def option_feature(spec: OptionSpec) -> str:
 
 
 def _number(args: list[str], kind: type[int] | type[float]) -> Any:
-    """The first argument as a number (`int` accepts `10.0`), or None."""
+    """The first argument as a number of `kind` (`int` accepts `10.0`), or None."""
     if not args:
         return None
     try:

@@ -9,12 +9,20 @@ session hands it back in the events that answer the command and never looks insi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 import chess
 
-from cb_async.events import Event
 from cb_async.limits import Limits
+
+if TYPE_CHECKING:
+    from cb_async.events import AdapterEvent, Event
+
+#: What a search is for, in every layer's words: a `game` search answers when it ends; a
+#: `ponder` search thinks on the opponent's time until the hit makes it a game search (or an
+#: analysis, when the limits it keeps are infinite); an `analysis` (UCI `go infinite`, XBoard
+#: `analyze`, CNP without limits) answers only when stopped.
+SearchKind = Literal["game", "ponder", "analysis"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +84,10 @@ class Go:
     max_time_ms: float | None = None
     tag: Any = None
 
+    @property
+    def kind(self) -> SearchKind:
+        return "ponder" if self.ponder else "analysis" if self.limits.infinite else "game"
+
 
 @dataclass(frozen=True, slots=True)
 class Stop:
@@ -123,7 +135,7 @@ class Emit:
     """Pass an adapter's own event (an error, an acknowledgement) through the session's queue,
     so that it is written in order with everything the earlier commands produce."""
 
-    event: Event
+    event: Event | AdapterEvent
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,36 +9,40 @@ Arguments, defaults, return types and exceptions follow `chess.engine.Protocol`,
 from a Stockfish subprocess to embedded cb-async is one line:
 
     engine = await cb_async.Engine().start()     # instead of chess.engine.popen_uci(...)
+
+It is written against anyio, so the same engine serves asyncio and trio programs
+(python-chess's own client is asyncio-only): `analysis()` therefore returns `Analysis`, which
+has the API of python-chess's `AnalysisResult` on either backend.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import itertools
 import logging
-import multiprocessing
+import math
 import sys
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from types import TracebackType
+from typing import Any, Generic, TypeVar
 
+import anyio
+import anyio.abc
 import chess
 import chess.engine
 from chess.engine import (
-    INFO_ALL, INFO_BASIC, INFO_NONE, INFO_PV, INFO_SCORE, AnalysisResult, EngineError,
-    EngineTerminatedError, Info as InfoSelector, InfoDict, Limit, PlayResult,
+    INFO_ALL, INFO_BASIC, INFO_NONE, INFO_PV, INFO_SCORE, AnalysisComplete, EngineError, EngineTerminatedError,
+    Info as InfoSelector, InfoDict, Limit, PlayResult,
 )
 
 from cb_async import options as option_table
-from cb_async.commands import (
-    Cancel, Command, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, Stop,
-)
+from cb_async.commands import Cancel, Command, Go, IsReady, NewGame, PonderHit, Quit, SetOptions, Stop
 from cb_async.events import (
-    Acknowledged, BestMove, Info, Message, NewGameDone, OptionError, OptionsSet, Ready, SearchCancelled,
+    Acknowledged, AdapterEvent, BestMove, Event, Info, Message, NewGameDone, OptionError, OptionsSet, Ready, SearchCancelled,
 )
 from cb_async.limits import Limits
 from cb_async.results import SearchInfo
-from cb_async.runner import SearchRunner, default_context
+from cb_async.runner import ProcessRunner, WorkerDied, library_context
 from cb_async.session import Session
 from cb_async.version import ENGINE_AUTHOR, ENGINE_NAME, __version__
 
@@ -47,32 +51,28 @@ LOGGER = logging.getLogger("cb_async")
 #: Options python-chess sets itself per command; `configure` refuses them, as it does.
 MANAGED_OPTIONS = frozenset({"multipv", "ponder", "uci_chess960", "uci_variant"})
 
+#: How long `aclose` waits for the session to end by itself before cancelling it.
+CLOSE_TIMEOUT = 5.0
+
+T = TypeVar("T")
+
 _NO_GAME = object()
 
 
-def library_context() -> multiprocessing.context.BaseContext:
-    """The worker's start method inside a host application.
-
-    `fork` on Linux: the worker starts in milliseconds, imports nothing again and, unlike
-    `spawn`/`forkserver`, never re-runs the host's `__main__` (a script without the
-    `if __name__ == "__main__":` guard would otherwise start itself again). The host's other
-    threads do not come along, and the worker touches none of their locks. Elsewhere `spawn`,
-    Python's default there, which asks the usual `__main__` guard of the host script.
-    """
-    return default_context()
+def _ms(seconds: float | None) -> int | None:
+    return None if seconds is None else max(0, int(round(seconds * 1000)))
 
 
 def limits_from(limit: Limit | None, *, multipv: int = 1, root_moves: Iterable[chess.Move] | None = None,
                 infinite_if_empty: bool = False) -> Limits:
     """python-chess's `Limit` (seconds) as our `Limits` (milliseconds)."""
-    ms = lambda seconds: None if seconds is None else max(0, int(round(seconds * 1000)))  # noqa: E731
     search_moves = tuple(root_moves) if root_moves is not None else ()
     if limit is None:
         return Limits(infinite=True, multipv=multipv, search_moves=search_moves)
     limits = Limits(
-        movetime=ms(limit.time),
-        white_clock=ms(limit.white_clock), black_clock=ms(limit.black_clock),
-        white_inc=ms(limit.white_inc) or 0, black_inc=ms(limit.black_inc) or 0,
+        movetime=_ms(limit.time),
+        white_clock=_ms(limit.white_clock), black_clock=_ms(limit.black_clock),
+        white_inc=_ms(limit.white_inc) or 0, black_inc=_ms(limit.black_inc) or 0,
         moves_to_go=limit.remaining_moves or None,
         depth=limit.depth or None, nodes=limit.nodes or None, mate=limit.mate or None,
         multipv=multipv, search_moves=search_moves,
@@ -86,15 +86,14 @@ def info_dict(info: SearchInfo, board: chess.Board, selector: InfoSelector = INF
     """One `SearchInfo` as python-chess's `InfoDict`, with the fields `selector` asks for."""
     result: InfoDict = {}
     if selector & INFO_BASIC:
-        result.update(depth=info.depth, seldepth=info.seldepth, multipv=info.multipv, nodes=info.nodes,
-                      nps=info.nps, time=info.time / 1000, hashfull=info.hashfull, tbhits=info.tbhits)
+        result.update({"depth": info.depth, "seldepth": info.seldepth, "multipv": info.multipv, "nodes": info.nodes,
+                       "nps": info.nps, "time": info.time / 1000, "hashfull": info.hashfull, "tbhits": info.tbhits})
     if selector & INFO_SCORE:
         score = chess.engine.Mate(info.score.mate) if info.score.mate is not None else chess.engine.Cp(info.score.cp or 0)
         result["score"] = chess.engine.PovScore(score, board.turn)
-        if info.bound == "lower":
-            result["lowerbound"] = True
-        elif info.bound == "upper":
-            result["upperbound"] = True
+        if info.bound is not None:
+            # python-chess's own UCI client sets these two keys, which its InfoDict does not declare.
+            result[f"{info.bound}bound"] = True  # type: ignore[literal-required]
         if info.wdl is not None:
             result["wdl"] = chess.engine.PovWdl(chess.engine.Wdl(*info.wdl), board.turn)
     if selector & INFO_PV:
@@ -102,39 +101,149 @@ def info_dict(info: SearchInfo, board: chess.Board, selector: InfoSelector = INF
     return result
 
 
+class _Pending(Generic[T]):
+    """A reply that comes later, awaited on any anyio backend (asyncio's Future is asyncio's)."""
+
+    def __init__(self) -> None:
+        self._done = anyio.Event()
+        self._value: T | None = None
+        self._error: BaseException | None = None
+
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def set(self, value: T) -> None:
+        if not self.done():
+            self._value = value
+            self._done.set()
+
+    def fail(self, error: BaseException) -> None:
+        if not self.done():
+            self._error = error
+            self._done.set()
+
+    async def wait(self) -> T:
+        await self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+class Analysis:
+    """A running analysis, with the API of python-chess's `AnalysisResult` on asyncio and trio:
+    iterate it (`async for info in analysis`) for each info, read `info`/`multipv`, `stop()` it,
+    `await wait()` for the best move; as a context manager it stops the analysis on exit."""
+
+    def __init__(self, stop: Callable[[], None] | None = None) -> None:
+        self._stop = stop
+        self._send, self._receive = anyio.create_memory_object_stream[InfoDict](math.inf)
+        self._finished: _Pending[chess.engine.BestMove] = _Pending()
+        self._seen_end = False
+        self.multipv: list[InfoDict] = [{}]
+
+    def post(self, info: InfoDict) -> None:
+        if not info or self._send._closed:
+            return
+        multipv = info.get("multipv", 1)
+        while len(self.multipv) < multipv:
+            self.multipv.append({})
+        self.multipv[multipv - 1].update(info)
+        self._send.send_nowait(info)
+
+    def set_finished(self, best: chess.engine.BestMove) -> None:
+        self._finished.set(best)
+        self._send.close()
+
+    def set_exception(self, error: BaseException) -> None:
+        self._finished.fail(error)
+        self._send.close()
+
+    @property
+    def info(self) -> InfoDict:
+        return self.multipv[0]
+
+    def stop(self) -> None:
+        """Stops the analysis as soon as possible."""
+        if self._stop is not None and not self._finished.done():
+            self._stop()
+            self._stop = None
+
+    async def wait(self) -> chess.engine.BestMove:
+        return await self._finished.wait()
+
+    async def get(self) -> InfoDict:
+        """The next info; `AnalysisComplete` once the analysis is over and all were read."""
+        if self._seen_end:
+            raise AnalysisComplete()
+        try:
+            return await self._receive.receive()
+        except anyio.EndOfStream:
+            self._seen_end = True
+            await self._finished.wait()
+            raise AnalysisComplete() from None
+
+    def would_block(self) -> bool:
+        return not self._seen_end and self._receive.statistics().current_buffer_used == 0 and not self._finished.done()
+
+    def empty(self) -> bool:
+        return self._seen_end or self._receive.statistics().current_buffer_used == 0
+
+    async def next(self) -> InfoDict | None:
+        try:
+            return await self.get()
+        except AnalysisComplete:
+            return None
+
+    def __aiter__(self) -> Analysis:
+        return self
+
+    async def __anext__(self) -> InfoDict:
+        try:
+            return await self.get()
+        except AnalysisComplete:
+            raise StopAsyncIteration from None
+
+    def __enter__(self) -> Analysis:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.stop()
+
+
 @dataclasses.dataclass(eq=False)
-class _Pondering:
+class _Running:
+    """The one search the library has asked for: its events go to its answer (and analysis).
+
+    `pondered` is set for a ponder search: the position it ponders, and the game it belongs to,
+    which the next `play` must match for a hit."""
+
     tag: int
-    board: chess.Board
-    game: object
+    answer: _Pending[BestMove]
+    analysis: Analysis | None = None
+    selector: InfoSelector = INFO_ALL
+    pondered: tuple[chess.Board, object] | None = None
 
-
-class _SearchWaiter:
-    """Collects the events of one search: infos for an analysis, the answer for everyone."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, analysis: AnalysisResult | None = None,
-                 selector: InfoSelector = INFO_ALL) -> None:
-        self.answer: asyncio.Future[BestMove] = loop.create_future()
-        self.analysis = analysis
-        self.selector = selector
-
-    def on_event(self, event: Any) -> bool:
+    def on_event(self, event: Info | BestMove | SearchCancelled) -> bool:
         """True when the search is over."""
         match event:
             case Info(info=info, board=board):
                 if self.analysis is not None:
                     self.analysis.post(info_dict(info, board, self.selector))
                 return False
-            case BestMove(result=result):
-                if not self.answer.done():
-                    self.answer.set_result(event)
+            case BestMove(result=result, failure=failure):
+                if failure is not None:
+                    error = EngineTerminatedError(f"the search could not run: {failure}")
+                    self.answer.fail(error)
+                    if self.analysis is not None:
+                        self.analysis.set_exception(error)
+                    return True
+                self.answer.set(event)
                 if self.analysis is not None:
                     self.analysis.set_finished(chess.engine.BestMove(result.best_move, result.ponder_move))
                 return True
             case SearchCancelled():
-                if not self.answer.done():
-                    self.answer.set_exception(EngineError("the search was cancelled"))
-                    self.answer.exception()  # retrieved: nobody may be waiting
+                self.answer.fail(EngineError("the search was cancelled"))
                 if self.analysis is not None:
                     self.analysis.set_finished(chess.engine.BestMove(None, None))
                 return True
@@ -146,38 +255,67 @@ class Engine:
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self._initial_options = dict(options or {})
-        self.id: dict[str, str] = {"name": ENGINE_NAME, "author": ENGINE_AUTHOR}
+        self.id: dict[str, str] = {"name": f"{ENGINE_NAME} {__version__}", "author": ENGINE_AUTHOR}
         self.options: dict[str, chess.engine.Option] = {
             spec.name: chess.engine.Option(spec.name, spec.type, spec.default, spec.min, spec.max, list(spec.choices))
             for spec in option_table.OPTIONS if "uci" in spec.protocols
         }
         self.config: dict[str, Any] = {}
-        self._runner: SearchRunner | None = None
+        self._runner: ProcessRunner | None = None
         self._session: Session | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._session_scope: anyio.CancelScope | None = None
+        self._session_ended: anyio.Event | None = None
         self._tags = itertools.count(1)
-        self._replies: dict[int, asyncio.Future[Any]] = {}
-        self._searches: dict[int, _SearchWaiter] = {}
-        self._running_search: int | None = None
-        self._pondering: _Pondering | None = None
+        self._replies: dict[int, _Pending[Any]] = {}
+        self._running: _Running | None = None
         self._game: object = _NO_GAME
-        self._lock = asyncio.Lock()
+        self._lock: anyio.Lock | None = None
         self._closed = False
 
     # -- life cycle -------------------------------------------------------------------------
 
     async def start(self) -> Engine:
-        loop = asyncio.get_running_loop()
-        runner = SearchRunner(library_context())
-        await loop.run_in_executor(None, runner.start)  # a process start must not stall the loop
-        runner.attach(loop)
+        """Start the worker process and the session; raises `EngineTerminatedError` if the
+        worker cannot start (say, a script without the `if __name__ == "__main__":` guard)."""
+        self._lock = anyio.Lock()
+        runner = ProcessRunner(library_context())
         self._runner = runner
+        try:
+            await anyio.to_thread.run_sync(runner.start)  # a process start must not stall the loop
+            await runner.attach()
+            await runner.wait_ready()
+        except WorkerDied as error:
+            await anyio.to_thread.run_sync(runner.close)
+            self._closed = True
+            raise EngineTerminatedError(f"{error}. {_GUARD_HINT}") from None
+        except BaseException:
+            await anyio.to_thread.run_sync(runner.close)
+            self._closed = True
+            raise
         self._session = Session(runner, self._sink)
-        self._task = asyncio.create_task(self._session.run(), name="cb-async-session")
-        self.id["name"] = f"{ENGINE_NAME} {__version__}"
+        self._session_scope = anyio.CancelScope()
+        self._session_ended = anyio.Event()
+        _start_background(self._run_session)
         if self._initial_options:
             await self.configure(self._initial_options)
         return self
+
+    async def _run_session(self) -> None:
+        assert self._session is not None and self._session_scope is not None and self._session_ended is not None
+        try:
+            with self._session_scope:
+                await self._session.run()
+        except Exception:
+            LOGGER.exception("the cb-async session failed")
+        finally:
+            self._session_ended.set()
+            for pending in self._replies.values():
+                pending.fail(EngineTerminatedError("engine closed"))
+            self._replies.clear()
+            if self._running is not None:
+                self._running.answer.fail(EngineTerminatedError("engine closed"))
+                if self._running.analysis is not None:
+                    self._running.analysis.set_exception(EngineTerminatedError("engine closed"))
 
     async def __aenter__(self) -> Engine:
         return await self.start()
@@ -186,80 +324,75 @@ class Engine:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Cancel any search and end the worker process. Safe to call twice."""
+        """Cancel any search, end the session and the worker process. Safe to call twice."""
         if self._closed:
             return
         self._closed = True
-        session, task, runner = self._session, self._task, self._runner
-        if session is not None and task is not None and not task.done():
-            session.submit(Quit())
-            try:
-                await asyncio.wait_for(asyncio.shield(task), 5)
-            except (asyncio.TimeoutError, Exception):
-                task.cancel()
-        if runner is not None:
-            await asyncio.get_running_loop().run_in_executor(None, runner.close)
-        for future in self._replies.values():
-            if not future.done():
-                future.set_exception(EngineTerminatedError("engine closed"))
-        self._replies.clear()
+        session, ended, runner = self._session, self._session_ended, self._runner
+        with anyio.CancelScope(shield=True):
+            if session is not None and ended is not None and not ended.is_set():
+                session.submit(Quit())
+                with anyio.move_on_after(CLOSE_TIMEOUT):
+                    await ended.wait()
+                if not ended.is_set() and self._session_scope is not None:
+                    self._session_scope.cancel()
+                    await ended.wait()
+            if runner is not None:
+                await anyio.to_thread.run_sync(runner.close)
 
     quit = aclose
 
     # -- events from the session ------------------------------------------------------------
 
-    def _sink(self, event: Any) -> list[Command]:
-        tag = getattr(event, "search_tag", None)
-        if isinstance(event, (Info, BestMove, SearchCancelled)):
-            waiter = self._searches.get(tag) if tag is not None else None
-            if waiter is not None and waiter.on_event(event):
-                del self._searches[tag]
-                if self._running_search == tag:
-                    self._running_search = None
-            return []
-        if isinstance(event, Message):
-            LOGGER.warning("%s", event.text)
-            return []
-        future = self._replies.pop(getattr(event, "tag", None), None) if getattr(event, "tag", None) is not None else None
-        if future is not None and not future.done():
-            if isinstance(event, OptionError):
-                future.set_exception(EngineError(event.message))
-            else:
-                future.set_result(event)
+    def _sink(self, event: Event | AdapterEvent) -> list[Command]:
+        match event:
+            case Info(search_tag=tag) | BestMove(search_tag=tag) | SearchCancelled(search_tag=tag):
+                running = self._running
+                if running is not None and running.tag == tag and running.on_event(event):
+                    self._running = None
+            case Message(text=text):
+                LOGGER.warning("%s", text)
+            case OptionError(tag=tag, message=message):
+                pending = self._replies.pop(tag, None) if tag is not None else None
+                if pending is not None:
+                    pending.fail(EngineError(message))
+            case Ready(tag=tag) | OptionsSet(tag=tag) | NewGameDone(tag=tag) | Acknowledged(tag=tag):
+                pending = self._replies.pop(tag, None) if tag is not None else None
+                if pending is not None:
+                    pending.set(event)
         return []
 
     def _submit(self, command: Command) -> None:
-        if self._closed or self._session is None or self._task is None or self._task.done():
+        if self._closed or self._session is None or self._session.finished:
             raise EngineTerminatedError("the engine is not running (closed, or start() was not awaited)")
         self._session.submit(command)
 
     async def _request(self, make: Callable[[int], Command]) -> Any:
         tag = next(self._tags)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._replies[tag] = future
+        pending: _Pending[Any] = _Pending()
+        self._replies[tag] = pending
         self._submit(make(tag))
-        return await future
+        return await pending.wait()
 
-    def _start_search(self, go: Go, waiter: _SearchWaiter) -> None:
-        assert go.tag is not None
-        self._searches[go.tag] = waiter
-        self._running_search = go.tag
+    def _start_search(self, go: Go, running: _Running) -> None:
+        self._running = running
         self._submit(go)
 
     async def _finish_running(self) -> None:
         """python-chess semantics: a new command ends the one before it (an analysis, a ponder)."""
-        self._pondering = None
-        tag = self._running_search
-        if tag is not None and tag in self._searches:
-            waiter = self._searches[tag]
+        running = self._running
+        if running is not None:
             await self._request(lambda t: Cancel(tag=t))
-            if not waiter.answer.done():
-                waiter.answer.cancel()
 
     async def _new_game_if(self, game: object) -> None:
         if self._game is _NO_GAME or game != self._game:
             await self._request(lambda t: NewGame(tag=t))
         self._game = game
+
+    def _guarded(self) -> anyio.Lock:
+        if self._lock is None:
+            raise EngineTerminatedError("the engine is not running (start() was not awaited)")
+        return self._lock
 
     # -- python-chess's Protocol ------------------------------------------------------------
 
@@ -276,18 +409,17 @@ class Engine:
     async def play(self, board: chess.Board, limit: Limit, *, game: object = None, info: InfoSelector = INFO_NONE,
                    ponder: bool = False, draw_offered: bool = False, root_moves: Iterable[chess.Move] | None = None,
                    options: Mapping[str, Any] = {}, opponent: object = None) -> PlayResult:
-        async with self._lock:
-            hit = await self._hit_or_drop_ponder(board, game)
-            if hit is None:
+        async with self._guarded():
+            running = await self._hit_or_drop_ponder(board, game)
+            if running is None:
                 await self._new_game_if(game)
-                async with self._temporary_options(options):
-                    tag = next(self._tags)
-                    waiter = _SearchWaiter(asyncio.get_running_loop())
+                async with _TemporaryOptions(self, options):
+                    running = _Running(next(self._tags), _Pending())
                     limits = limits_from(limit, root_moves=root_moves)
-                    self._start_search(Go(limits, board=board.copy(), multipv=1, tag=tag), waiter)
-                    event = await self._await_answer(tag, waiter)
+                    self._start_search(Go(limits, board=board.copy(), multipv=1, tag=running.tag), running)
+                    event = await self._await_answer(running)
             else:
-                event = await self._await_answer(*hit)
+                event = await self._await_answer(running)
             result = event.result
             final = result.lines[0] if result.lines else None
             play_result = PlayResult(result.best_move, result.ponder_move,
@@ -302,15 +434,14 @@ class Engine:
     async def analyse(self, board: chess.Board, limit: Limit, *, multipv: int | None = None, game: object = None,
                       info: InfoSelector = INFO_ALL, root_moves: Iterable[chess.Move] | None = None,
                       options: Mapping[str, Any] = {}) -> InfoDict | list[InfoDict]:
-        async with self._lock:
+        async with self._guarded():
             await self._finish_running()
             await self._new_game_if(game)
-            async with self._temporary_options(options):
-                tag = next(self._tags)
-                waiter = _SearchWaiter(asyncio.get_running_loop())
+            async with _TemporaryOptions(self, options):
+                running = _Running(next(self._tags), _Pending())
                 limits = limits_from(limit, multipv=multipv or 1, root_moves=root_moves)
-                self._start_search(Go(limits, board=board.copy(), multipv=limits.multipv, tag=tag), waiter)
-                event = await self._await_answer(tag, waiter)
+                self._start_search(Go(limits, board=board.copy(), multipv=limits.multipv, tag=running.tag), running)
+                event = await self._await_answer(running)
         infos = [info_dict(line, event.board, info) for line in event.result.lines]
         if multipv is None:
             return infos[0] if infos else {}
@@ -319,43 +450,45 @@ class Engine:
     async def analysis(self, board: chess.Board, limit: Limit | None = None, *, multipv: int | None = None,
                        game: object = None, info: InfoSelector = INFO_ALL,
                        root_moves: Iterable[chess.Move] | None = None,
-                       options: Mapping[str, Any] = {}) -> AnalysisResult:
-        async with self._lock:
+                       options: Mapping[str, Any] = {}) -> Analysis:
+        async with self._guarded():
             await self._finish_running()
             await self._new_game_if(game)
             if options:
                 await self.configure(options)
             tag = next(self._tags)
-            analysis = AnalysisResult(stop=lambda: self._stop_search(tag))
-            waiter = _SearchWaiter(asyncio.get_running_loop(), analysis, info)
+            analysis = Analysis(stop=lambda: self._stop_search(tag))
+            running = _Running(tag, _Pending(), analysis, info)
             limits = limits_from(limit, multipv=multipv or 1, root_moves=root_moves, infinite_if_empty=True)
-            self._start_search(Go(limits, board=board.copy(), multipv=limits.multipv, tag=tag), waiter)
+            self._start_search(Go(limits, board=board.copy(), multipv=limits.multipv, tag=tag), running)
             return analysis
 
     # -- helpers ----------------------------------------------------------------------------
 
     def _stop_search(self, tag: int) -> None:
-        if self._running_search == tag and not self._closed:
+        running = self._running
+        if running is not None and running.tag == tag and not self._closed:
             self._submit(Stop())
 
-    async def _await_answer(self, tag: int, waiter: _SearchWaiter) -> BestMove:
+    async def _await_answer(self, running: _Running) -> BestMove:
         try:
-            return await asyncio.shield(waiter.answer)
-        except asyncio.CancelledError:
+            return await running.answer.wait()
+        except anyio.get_cancelled_exc_class():
             # The caller gave up: stop the search now, leave the engine ready for the next call.
-            if self._running_search == tag and not self._closed:
+            if self._running is running and not self._closed:
                 self._submit(Cancel())
             raise
 
-    async def _hit_or_drop_ponder(self, board: chess.Board, game: object) -> tuple[int, _SearchWaiter] | None:
+    async def _hit_or_drop_ponder(self, board: chess.Board, game: object) -> _Running | None:
         """The next `play` on the position pondered on is a hit: the same search goes on.
         Anything else ends the ponder search without a move."""
-        pondering, self._pondering = self._pondering, None
-        waiter = self._searches.get(pondering.tag) if pondering is not None else None
-        if (pondering is not None and waiter is not None and game == pondering.game
-                and board == pondering.board and board.move_stack == pondering.board.move_stack):
-            self._submit(PonderHit())
-            return pondering.tag, waiter
+        running = self._running
+        if running is not None and running.pondered is not None:
+            pondered, pondered_game = running.pondered
+            if game == pondered_game and board == pondered and board.move_stack == pondered.move_stack:
+                running.pondered = None
+                self._submit(PonderHit())
+                return running
         await self._finish_running()
         return None
 
@@ -371,13 +504,9 @@ class Engine:
             limit.white_clock = max(0.001, limit.white_clock - used + (limit.white_inc or 0))
         if board.turn == chess.BLACK and limit.black_clock is not None:
             limit.black_clock = max(0.001, limit.black_clock - used + (limit.black_inc or 0))
-        tag = next(self._tags)
-        waiter = _SearchWaiter(asyncio.get_running_loop())
-        self._start_search(Go(limits_from(limit), board=ponder_board, ponder=True, multipv=1, tag=tag), waiter)
-        self._pondering = _Pondering(tag, ponder_board, game)
-
-    def _temporary_options(self, options: Mapping[str, Any]) -> _TemporaryOptions:
-        return _TemporaryOptions(self, options)
+        running = _Running(next(self._tags), _Pending(), pondered=(ponder_board, game))
+        self._start_search(Go(limits_from(limit), board=ponder_board, ponder=True, multipv=1, tag=running.tag),
+                           running)
 
 
 class _TemporaryOptions:
@@ -399,3 +528,35 @@ class _TemporaryOptions:
     async def __aexit__(self, *exc: object) -> None:
         if self._previous and not self._engine._closed:
             await self._engine.configure(self._previous)
+
+
+_GUARD_HINT = ("If your script creates the engine when it is imported, put that code under "
+               "`if __name__ == \"__main__\":` (the search process imports your main module)")
+
+
+def _start_background(function: Callable[[], Awaitable[None]]) -> None:
+    """Run `function` beside the caller, for as long as it runs: the session of an engine
+    opened with `await Engine().start()` has no task group to live in. An asyncio task, or a
+    trio system task; `function` must never raise (it cancels itself through its own scope)."""
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.current_task()
+        except RuntimeError:
+            pass
+        else:
+            trio.lowlevel.spawn_system_task(function)
+            return
+    import asyncio
+
+    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(_awaited(function))
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)
+
+
+async def _awaited(function: Callable[[], Awaitable[None]]) -> None:
+    await function()
+
+
+#: Strong references to the background tasks (asyncio keeps only weak ones).
+_BACKGROUND: set[Any] = set()

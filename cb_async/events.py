@@ -1,18 +1,34 @@
 """The typed events the session emits; each adapter formats them in its own protocol.
 
 A closed set, like the commands. Adapters may also define events of their own (an error in
-their own words) and pass them through the session with `commands.Emit` to keep the order.
+their own words), subclasses of `AdapterEvent`, and pass them through the session with
+`commands.Emit` to keep the order.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Union
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 import chess
 
 from cb_async.options import OptionSpec
 from cb_async.results import SearchInfo, SearchResult
+
+if TYPE_CHECKING:
+    from cb_async.commands import SearchKind
+    from cb_async.search.book import BookMove
+
+
+#: Why a search answered: a limit (or the end of its depth), a stop, or the node bound.
+StopReason = Literal["limit", "stop", "maxTime"]
+
+
+class AdapterEvent:
+    """Base of an adapter's own events (its error lines, its notes): the session passes them
+    back to the adapter untouched, in order with its own events."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,18 +68,20 @@ class NewGameDone:
 
 
 @dataclass(frozen=True, slots=True)
-class Busy:
-    """A command that needs an idle engine arrived during a search (CNP's -32001)."""
-
-    tag: Any = None
-
-
-@dataclass(frozen=True, slots=True)
 class SearchStarted:
     """A search began; `search_tag` is the tag of its `Go`."""
 
     board: chess.Board
-    ponder: bool
+    kind: SearchKind
+    search_tag: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchKindChanged:
+    """The ponder hit made the running ponder search a `game` search (or an `analysis`): the
+    session owns that transition, and adapters that act on a search's kind learn it here."""
+
+    kind: SearchKind
     search_tag: Any = None
 
 
@@ -82,15 +100,18 @@ class BestMove:
 
     `stopped` says why it ended: "limit" (a limit or the end of the depth), "stop" (a stop
     command) or "maxTime" (the bound of `Go.max_time_ms`). `ponder_ms` is how much of its time
-    was pondering (0 for other searches).
+    was pondering (0 for other searches). `failure` says why the search could not run (its
+    worker died, or it raised): `result` is then only a legal move without a search, which a
+    GUI still gets, and the embedded library turns into an exception.
     """
 
     result: SearchResult
     board: chess.Board
-    stopped: str = "limit"
+    stopped: StopReason = "limit"
     elapsed_ms: int = 0
     ponder_ms: int = 0
     search_tag: Any = None
+    failure: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +137,9 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class BookEntries:
-    """The answer to `BookQuery`: `cb_async.search.book.BookMove`s of `board`, heaviest first."""
+    """The answer to `BookQuery`: the book moves of `board`, heaviest first."""
 
-    moves: tuple[Any, ...]
+    moves: tuple[BookMove, ...]
     board: chess.Board
     tag: Any = None
 
@@ -131,6 +152,6 @@ class Goodbye:
 
 
 Event = Union[
-    Identity, Ready, OptionsSet, OptionError, NewGameDone, Busy, SearchStarted, Info, BestMove,
+    Identity, Ready, OptionsSet, OptionError, NewGameDone, SearchStarted, SearchKindChanged, Info, BestMove,
     SearchCancelled, Acknowledged, Message, BookEntries, Goodbye,
 ]

@@ -1,43 +1,44 @@
-"""The search executor: one worker process that owns a `Searcher` and its hash table.
+"""The search executor, host side: one worker process that owns a `Searcher` and its hash table.
 
 Why a process and not a thread: a pure-Python search holds the GIL, and a thread would delay
 the event loop by up to the interpreter's switch interval each time it runs (5 ms; see
 DESIGN.md's measurements). A worker process leaves the loop free: `isready` and `stop` are
 answered in well under a millisecond and a host application's loop keeps ticking. The hash
-table lives in the worker, so it persists between searches.
+table lives in the worker, so it persists between searches. The worker's side, its messages
+and the shared stop block are `cb_async.search.worker`.
 
-The control block is a small shared array the search polls through `SharedStopToken`: the id of
-the highest stopped search, and the deadlines of one search id. A stop names its search, so a
-stop can never leak into the next search, and a ponder hit writes its deadlines while the
-search runs.
+The session sees the runner through the `SearchRunner` protocol (tests give it a scripted
+runner, `tests/fake_runner.py`); `ProcessRunner` is the real one. Results come back on the
+event loop of whichever anyio backend runs the session (asyncio or trio): a thread blocks on
+the worker's pipe and hands each reply to the loop, so replies never block it, on every OS.
+
+Light on purpose, like `cb_async.search.worker`: the daemon forks the worker before it loads
+python-chess, so that both processes load in parallel.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 import multiprocessing
 import multiprocessing.connection
-import os
-import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-import chess
-
-from cb_async.limits import Limits
-from cb_async.results import Score, SearchInfo, SearchResult
-from cb_async.search.control import StopToken
-from cb_async.search.settings import SearchSettings
+from cb_async.search.worker import (
+    CONTROL_SLOTS, DEADLINE_ID, STOPPED_ID, DoneReply, FailedReply, InfoReply, NewGameRequest, QuitRequest,
+    ReadyReply, Reply, ResultReply, SearchRequest, stop_search, worker_main, write_deadlines,
+)
 
 if TYPE_CHECKING:
-    import asyncio
+    import anyio.lowlevel
+    import chess
 
-_STOPPED_ID, _DEADLINE_ID, _SOFT, _HARD = range(4)
+    from cb_async.limits import Limits
+    from cb_async.results import SearchInfo, SearchResult
+    from cb_async.search.settings import SearchSettings
 
 
 class WorkerDied(RuntimeError):
@@ -48,168 +49,107 @@ class WorkerBroken(WorkerDied):
     """The search process keeps dying as soon as it starts: the runner gave up restarting it."""
 
 
+class SearchFailed(RuntimeError):
+    """The search raised an exception in the worker (a bug); the worker goes on."""
+
+
 #: A worker that dies this soon after its start, this many times in a row, is not restarted.
 QUICK_DEATH_SECONDS = 2.0
 QUICK_DEATHS_TO_GIVE_UP = 3
 
 
-class SharedStopToken(StopToken):
-    """A `StopToken` view of the shared control block for one search id."""
+class SearchHandle(Protocol):
+    """One running search, as the session drives it."""
 
-    __slots__ = ("_control", "_search_id")
+    @property
+    def search_id(self) -> int: ...
 
-    def __init__(self, control: Any, search_id: int) -> None:
-        super().__init__()
-        self._control = control
-        self._search_id = search_id
-
-    def set(self) -> None:
-        stop_search(self._control, self._search_id)
+    def stop(self) -> None:
+        """Ask the search to end now; its result still comes."""
 
     def set_deadlines(self, soft: float, hard: float) -> None:
-        write_deadlines(self._control, self._search_id, soft, hard)
+        """Absolute `time.monotonic()` seconds (a ponder hit starts the clock)."""
 
-    def is_set(self) -> bool:
-        return self._control[_STOPPED_ID] >= self._search_id
-
-    @property
-    def soft_deadline(self) -> float:
-        control = self._control
-        return control[_SOFT] if control[_DEADLINE_ID] == self._search_id else math.inf
-
-    @property
-    def hard_deadline(self) -> float:
-        control = self._control
-        return control[_HARD] if control[_DEADLINE_ID] == self._search_id else math.inf
+    async def result(self) -> SearchResult:
+        """The search's result once it has ended; `WorkerDied` or `SearchFailed` if it could not."""
+        ...
 
 
-def stop_search(control: Any, search_id: int) -> None:
-    if control[_STOPPED_ID] < search_id:
-        control[_STOPPED_ID] = search_id
+class SearchRunner(Protocol):
+    """Where searches run. One search at a time: the session sees to that."""
+
+    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int, settings: SearchSettings,
+              deadlines: tuple[float, float] | None, on_info: Callable[[SearchInfo], None],
+              on_end: Callable[[int], None]) -> SearchHandle:
+        """Start a search now. `on_info` is called with each iteration and `on_end(search_id)`
+        once when the search has ended (by itself, stopped, or failed), both on the event loop."""
+        ...
+
+    async def new_game(self) -> None:
+        """Clear the hash table and what searches keep between moves."""
 
 
-def write_deadlines(control: Any, search_id: int, soft: float, hard: float) -> None:
-    # Deadlines first, then the id that makes them visible to that search.
-    control[_SOFT] = soft
-    control[_HARD] = hard
-    control[_DEADLINE_ID] = search_id
+class _Search:
+    """The `SearchHandle` of `ProcessRunner`: one search id and its outcome, set once."""
 
+    def __init__(self, runner: ProcessRunner, search_id: int, on_info: Callable[[SearchInfo], None],
+                 on_end: Callable[[int], None]) -> None:
+        import anyio
 
-@dataclass(frozen=True, slots=True)
-class SearchRequest:
-    search_id: int
-    board: chess.Board
-    limits: Limits
-    hash_mb: int
-    #: Book, tablebases and strength level (the session's options for this search).
-    settings: SearchSettings = SearchSettings()
-
-
-def _worker_main(conn: multiprocessing.connection.Connection, host_end: Any, control: Any) -> None:
-    """The worker process: receive a request, search, send infos and the result.
-
-    (The host imports asyncio only after the fork, so the worker never loads it.)"""
-    if host_end is not None:
-        host_end.close()  # so that the host's death reads as end of input here
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # GUIs send SIGINT to XBoard engines
-    _detach_stdio()
-    from cb_async.search import Searcher, history_keys
-    from cb_async.search.sources import MoveSources
-
-    searcher = Searcher()
-    sources = MoveSources(searcher)
-    hash_mb = 16
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        kind = message[0]
-        if kind == "search":
-            request: SearchRequest = message[1]
-            if request.hash_mb != hash_mb:
-                hash_mb = request.hash_mb
-                searcher.set_hash_size(hash_mb)
-            search_id = request.search_id
-            token = SharedStopToken(control, search_id)
-
-            def on_info(info: SearchInfo, search_id: int = search_id) -> None:
-                conn.send(("info", search_id, info))
-
-            try:
-                result = sources.search(request.board, history_keys(request.board), request.limits,
-                                        request.settings, token, on_info)
-            except Exception as error:  # a bug must not kill the worker: answer, say why
-                conn.send(("error", search_id, f"{type(error).__name__}: {error}"))
-                continue
-            conn.send(("result", search_id, result))
-        elif kind == "new_game":
-            searcher.new_game()
-            conn.send(("done", message[1]))
-        elif kind == "quit":
-            return
-
-
-def _detach_stdio() -> None:
-    """The worker must never write protocol: point its stdout at stderr, its stdin at nothing."""
-    try:
-        sys.stdout.flush()
-        os.dup2(2, 1)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.close(devnull)
-    except OSError:
-        pass
-
-
-def fallback_result(board: chess.Board) -> SearchResult:
-    """A legal answer without a search: what a dead or failed worker still owes the GUI."""
-    move = next(iter(board.legal_moves), None)
-    if move is None:
-        score = Score(mate=0) if board.is_check() else Score(cp=0)
-        return SearchResult(None, None, score, 0, 0, 0, 0)
-    return SearchResult(move, None, Score(cp=0), 0, 0, 0, 0, pv=(move,))
-
-
-class SearchHandle:
-    """One running search: its future, and the controls that act on it alone."""
-
-    def __init__(self, runner: SearchRunner, search_id: int, board: chess.Board,
-                 on_info: Callable[[SearchInfo], None] | None) -> None:
         self.search_id = search_id
-        self.board = board
         self.on_info = on_info
-        self.future: asyncio.Future[SearchResult] = runner.loop.create_future()
+        self._on_end = on_end
         self._runner = runner
+        self._ended = anyio.Event()
+        self._result: SearchResult | None = None
+        self._error: Exception | None = None
 
     def stop(self) -> None:
         stop_search(self._runner.control, self.search_id)
 
     def set_deadlines(self, soft: float, hard: float) -> None:
-        """Absolute `time.monotonic()` seconds (a ponder hit starts the clock)."""
         write_deadlines(self._runner.control, self.search_id, soft, hard)
 
+    async def result(self) -> SearchResult:
+        await self._ended.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
 
-class SearchRunner:
-    """Starts searches in the worker process and resolves their futures on the event loop.
+    @property
+    def ended(self) -> bool:
+        return self._ended.is_set()
 
-    One search at a time (the session sees to that). A thread blocks on the worker's pipe and
-    hands each message to the loop with `call_soon_threadsafe`, so infos and results never
-    block the loop, on every OS.
+    def end(self, result: SearchResult | None = None, error: Exception | None = None) -> None:
+        if self._ended.is_set():
+            return
+        self._result, self._error = result, error
+        self._ended.set()
+        self._on_end(self.search_id)
+
+
+class ProcessRunner:
+    """Runs searches in a worker process and ends their handles on the event loop.
+
+    `start()` the process (with `fork`, before the host starts threads of its own), then
+    `attach()` it from inside the event loop that awaits the searches.
     """
 
     _ids = itertools.count(1)
 
     def __init__(self, context: multiprocessing.context.BaseContext | None = None) -> None:
-        self._context = context or default_context()
-        self.control: Any = self._context.RawArray("d", 4)
-        self.control[_STOPPED_ID] = 0.0
-        self.control[_DEADLINE_ID] = 0.0
+        self._context: Any = context or default_context()  # a concrete context: BaseContext lacks Process
+        self.control: Any = self._context.RawArray("d", CONTROL_SLOTS)
+        self.control[STOPPED_ID] = 0.0
+        self.control[DEADLINE_ID] = 0.0
         self._process: multiprocessing.process.BaseProcess | None = None
         self._conn: multiprocessing.connection.Connection | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._active: SearchHandle | None = None
-        self._pending_acks: dict[int, asyncio.Future[None]] = {}
+        self._token: anyio.lowlevel.EventLoopToken | None = None
+        self._ready: anyio.Event | None = None
+        self._start_error: WorkerDied | None = None
+        self._active: _Search | None = None
+        self._pending_acks: dict[int, Any] = {}
         self._closed = False
         self.restarts = 0
         self._started_at = 0.0
@@ -223,55 +163,66 @@ class SearchRunner:
         host starts threads of its own."""
         host_end, worker_end = self._context.Pipe(duplex=True)
         process = self._context.Process(
-            target=_worker_main, args=(worker_end, host_end, self.control), name="cb-async-search", daemon=True
+            target=worker_main, args=(worker_end, host_end, self.control), name="cb-async-search", daemon=True
         )
         self._started_at = time.monotonic()
         process.start()
         worker_end.close()
         self._process = process
         self._conn = host_end
-        if self._loop is not None:
+        if self._token is not None:
             self._start_reader()
 
-    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Bind to the event loop that awaits the searches; starts the pipe reader."""
-        self._loop = loop
+    async def attach(self) -> None:
+        """Bind to the running event loop (asyncio or trio); starts the pipe reader."""
+        import anyio
+        import anyio.lowlevel
+
+        self._token = anyio.lowlevel.current_token()
+        self._ready = anyio.Event()
         if self._process is None:
             self.start()
         else:
             self._start_reader()
 
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop:
-        assert self._loop is not None, "attach() the runner to a loop first"
-        return self._loop
+    async def wait_ready(self) -> None:
+        """Until the worker has loaded and warmed up the search; `WorkerDied` if it died first
+        (it could not start at all)."""
+        assert self._ready is not None, "attach() the runner first"
+        await self._ready.wait()
+        if self._start_error is not None:
+            raise self._start_error
 
     def _start_reader(self) -> None:
-        conn, process = self._conn, self._process
-        thread = threading.Thread(target=self._read, args=(conn, process), name="cb-async-results", daemon=True)
+        thread = threading.Thread(target=self._read, args=(self._conn, self._process), name="cb-async-results",
+                                  daemon=True)
         thread.start()
 
     def _read(self, conn: multiprocessing.connection.Connection, process: Any) -> None:
-        loop = self.loop
         while True:
             try:
-                message = conn.recv()
+                reply: Reply = conn.recv()
             except (EOFError, OSError):
                 if not self._closed:
                     # Reap the dead worker here, off the loop: else each restart leaves a zombie.
                     process.join(1.0)
-                    try:
-                        loop.call_soon_threadsafe(self._worker_died, process)
-                    except RuntimeError:
-                        pass  # the loop is closed: the host is leaving
+                    self._to_loop(self._worker_died, process)
                 return
-            try:
-                loop.call_soon_threadsafe(self._dispatch, message)
-            except RuntimeError:
+            if not self._to_loop(self._dispatch, reply):
                 return
 
+    def _to_loop(self, function: Callable[[Any], None], argument: Any) -> bool:
+        """Run `function(argument)` on the event loop; False once the loop has gone."""
+        import anyio.from_thread
+
+        try:
+            anyio.from_thread.run_sync(function, argument, token=self._token)
+        except Exception:
+            return False  # the loop is closed: the host is leaving
+        return True
+
     def close(self) -> None:
-        """End the worker process. Safe to call twice."""
+        """End the worker process and free its pipe and descriptors. Safe to call twice."""
         if self._closed:
             return
         self._closed = True
@@ -280,7 +231,7 @@ class SearchRunner:
         conn, process = self._conn, self._process
         if conn is not None:
             try:
-                conn.send(("quit",))
+                conn.send(QuitRequest())
             except (OSError, ValueError):
                 pass
         if process is not None:
@@ -291,75 +242,83 @@ class SearchRunner:
             if process.is_alive():
                 process.kill()
                 process.join()
+            process.close()
         if conn is not None:
             conn.close()
 
     # -- searches ---------------------------------------------------------------------------
 
-    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int,
-              settings: SearchSettings | None = None,
-              deadlines: tuple[float, float] | None = None,
-              on_info: Callable[[SearchInfo], None] | None = None) -> SearchHandle:
-        """Start a search now; await `handle.future` for its result."""
-        assert self._active is None or self._active.future.done(), "one search at a time"
-        search_id = next(self._ids)
-        handle = SearchHandle(self, search_id, board, on_info)
+    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int, settings: SearchSettings,
+              deadlines: tuple[float, float] | None, on_info: Callable[[SearchInfo], None],
+              on_end: Callable[[int], None]) -> _Search:
+        assert self._active is None or self._active.ended, "one search at a time"
+        search = _Search(self, next(self._ids), on_info, on_end)
         if self.broken:
-            handle.future.set_exception(WorkerBroken("the search process cannot be started"))
-            return handle
+            search.end(error=WorkerBroken("the search process cannot be started"))
+            return search
         if deadlines is not None:
-            write_deadlines(self.control, search_id, *deadlines)
-        self._active = handle
-        request = SearchRequest(search_id, board, limits, hash_mb, settings or SearchSettings())
+            write_deadlines(self.control, search.search_id, *deadlines)
+        self._active = search
         try:
             assert self._conn is not None
-            self._conn.send(("search", request))
+            self._conn.send(SearchRequest(search.search_id, board, limits, hash_mb, settings))
         except (OSError, ValueError):
             self._worker_died(self._process)
-        return handle
+        return search
 
     async def new_game(self) -> None:
-        """Clear the hash and what searches keep between moves."""
+        import anyio
+
         assert self._conn is not None
         ack_id = next(self._ids)
-        future: asyncio.Future[None] = self.loop.create_future()
-        self._pending_acks[ack_id] = future
+        done = anyio.Event()
+        self._pending_acks[ack_id] = done
         try:
-            self._conn.send(("new_game", ack_id))
+            self._conn.send(NewGameRequest(ack_id))
         except (OSError, ValueError):
             self._pending_acks.pop(ack_id, None)
             return
-        await future
+        await done.wait()
 
-    # -- messages from the worker -----------------------------------------------------------
+    # -- replies from the worker, on the loop -----------------------------------------------
 
-    def _dispatch(self, message: tuple[Any, ...]) -> None:
-        kind = message[0]
-        if kind == "done":
-            future = self._pending_acks.pop(message[1], None)
-            if future is not None and not future.done():
-                future.set_result(None)
-            return
-        handle = self._active
-        if handle is None or handle.search_id != message[1] or handle.future.done():
-            return
-        if kind == "info":
-            if handle.on_info is not None:
-                handle.on_info(message[2])
-        elif kind == "result":
-            self._active = None
-            handle.future.set_result(message[2])
-        elif kind == "error":
-            self._active = None
-            handle.future.set_exception(RuntimeError(f"search failed: {message[2]}"))
+    def _dispatch(self, reply: Reply) -> None:
+        match reply:
+            case ReadyReply():
+                if self._ready is not None:
+                    self._ready.set()
+            case DoneReply(ack_id=ack_id):
+                done = self._pending_acks.pop(ack_id, None)
+                if done is not None:
+                    done.set()
+            case InfoReply(search_id=search_id, info=info):
+                search = self._running(search_id)
+                if search is not None:
+                    search.on_info(info)
+            case ResultReply(search_id=search_id, result=result):
+                search = self._running(search_id)
+                if search is not None:
+                    self._active = None
+                    search.end(result)
+            case FailedReply(search_id=search_id, error=error):
+                search = self._running(search_id)
+                if search is not None:
+                    self._active = None
+                    search.end(error=SearchFailed(f"search failed: {error}"))
+
+    def _running(self, search_id: int) -> _Search | None:
+        """The search a reply is about, unless it has already ended (a late info)."""
+        search = self._active
+        if search is None or search.search_id != search_id or search.ended:
+            return None
+        return search
 
     def _worker_died(self, process: Any) -> None:
         if self._closed or process is not self._process:
             return
-        handle, self._active = self._active, None
-        for future in self._pending_acks.values():
-            if not future.done():
-                future.set_result(None)
+        search, self._active = self._active, None
+        for done in self._pending_acks.values():
+            done.set()
         self._pending_acks.clear()
         if self._conn is not None:
             self._conn.close()
@@ -372,8 +331,13 @@ class SearchRunner:
             self.restarts += 1
             self.start()
             error = WorkerDied("the search process ended unexpectedly")
-        if handle is not None and not handle.future.done():
-            handle.future.set_exception(error)
+        if search is not None:
+            search.end(error=error)
+        if process is not None and process.exitcode is not None:
+            process.close()
+        if self._ready is not None and not self._ready.is_set():
+            self._start_error = WorkerDied("the search process could not start")
+            self._ready.set()
 
 
 def default_context() -> multiprocessing.context.BaseContext:
@@ -381,4 +345,14 @@ def default_context() -> multiprocessing.context.BaseContext:
     modules already imported. Elsewhere `spawn`."""
     if sys.platform.startswith("linux"):
         return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def library_context() -> multiprocessing.context.BaseContext:
+    """The worker's start method inside a host application, which may run threads of its own:
+    never `fork` it (a lock held by another thread at that moment would stay held forever in
+    the worker). `forkserver` on Linux: its server starts once, from a process without threads,
+    and every later worker forks from it. Elsewhere `spawn`, the platform's own default."""
+    if sys.platform.startswith("linux"):
+        return multiprocessing.get_context("forkserver")
     return multiprocessing.get_context("spawn")

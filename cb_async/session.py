@@ -1,113 +1,253 @@
 """The session actor: the one owner of the options, the position and the one search.
 
-It consumes its mailbox strictly in order. A search runs in the worker process (see
-`cb_async.runner`); the actor starts it, stops it through its own stop token and awaits its
-future. While a search runs the actor keeps reading: `isready` is answered at once, options
-are stored for the next search. Handling `Stop` (or a `Go` that replaces a search) awaits the
-old search's answer, so anything after it in the mailbox comes out after its `bestmove`.
+It consumes its mailbox strictly in order: input lines (turned into commands by the protocol
+adapter only when their turn comes, so an adapter always sees the effects of everything before),
+commands, and the two things that happen to a search by themselves (it ends; the node bound of
+`Go.max_time_ms` expires). A search runs in the worker process (see `cb_async.runner`); the
+actor starts it, stops it through its handle and awaits its result. While a search runs the
+actor keeps reading: `isready` is answered at once, options are stored for the next search.
+Handling `Stop` (or a `Go` that replaces a search) awaits the old search's answer, so anything
+after it in the mailbox comes out after its `bestmove`.
 
-Search kinds and what ends them are the table `TRANSITIONS` below: `tests/test_session.py`
-walks every row of it against this actor, and `docs/architecture.md` shows it as rendered by
-`transition_table_markdown()`.
+The search's life is one state machine, and `TRANSITIONS` is the code that runs it, indexed as
+h11 indexes its own: (state, happening) -> (next state, effects). `_happening` names what a
+command means for the search, `_fire` looks the pair up and performs the effects in order; a
+pair that is not in the table is a `SessionError` (the tests walk every pair, the impossible
+ones too). `docs/architecture.md` shows the table as `transition_table_markdown()` renders it.
 
-The node bound (`Go.max_time_ms`) answers every kind, held or not, with `stopped="maxTime"`.
+The actor is written against anyio, so it runs on the daemon's asyncio loop and inside a host
+application's asyncio or trio program alike.
 """
 
 from __future__ import annotations
 
-import asyncio
-import collections
+import dataclasses
+import enum
+import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Union
 
+import anyio
 import chess
 
 from cb_async import options as option_table
 from cb_async.commands import (
-    BookQuery, Cancel, Command, Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions,
-    SetPosition, Stop,
+    BookQuery, Cancel, Command, Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SearchKind,
+    SetOptions, SetPosition, Stop,
 )
 from cb_async.events import (
-    Acknowledged, BestMove, BookEntries, Goodbye, Identity, Info, Message, NewGameDone, OptionError,
-    OptionsSet, Ready, SearchCancelled, SearchStarted,
+    Acknowledged, AdapterEvent, BestMove, BookEntries, Event, Goodbye, Identity, Info, Message, NewGameDone,
+    OptionError, OptionsSet, Ready, SearchCancelled, SearchKindChanged, SearchStarted, StopReason,
 )
-from cb_async.limits import Limits
-from cb_async.results import SearchInfo, SearchResult
-from cb_async.runner import SearchHandle, SearchRunner, WorkerDied, fallback_result
+from cb_async.framing import TooLong
+from cb_async.results import Score, SearchResult
+from cb_async.runner import SearchFailed, SearchHandle, SearchRunner, WorkerDied
 from cb_async.search.settings import SearchSettings
 from cb_async.timeman import deadlines
 from cb_async.version import ENGINE_AUTHOR, ENGINE_NAME, __version__
 
-SearchKind = Literal["game", "ponder", "infinite"]
-
-#: Called with every event; returns the follow-up commands the adapter asks for (XBoard's
-#: ponder search after its move), which run before anything else in the mailbox.
-EventSink = Callable[[Any], Iterable[Command]]
+if TYPE_CHECKING:
+    import anyio.abc
 
 
-#: (kind of search, what happens) -> the events the session emits, in order. A ponder search
-#: that ends by itself, and an infinite one, hold their answer until Stop (or the hit).
-TRANSITIONS: dict[tuple[SearchKind, str], tuple[str, ...]] = {
-    ("game", "ends"): ("BestMove(limit)",),
-    ("game", "stop"): ("BestMove(stop)", "Acknowledged"),
-    ("game", "ponderhit"): ("Acknowledged",),
-    ("game", "cancel"): ("SearchCancelled", "Acknowledged"),
-    ("game", "quit"): ("SearchCancelled", "Goodbye"),
-    ("ponder", "ends"): (),
-    ("ponder", "stop"): ("BestMove(stop)", "Acknowledged"),
-    ("ponder", "ponderhit"): ("Acknowledged",),
-    ("ponder", "cancel"): ("SearchCancelled", "Acknowledged"),
-    ("ponder", "quit"): ("SearchCancelled", "Goodbye"),
-    ("infinite", "ends"): (),
-    ("infinite", "stop"): ("BestMove(stop)", "Acknowledged"),
-    ("infinite", "ponderhit"): ("Acknowledged",),
-    ("infinite", "cancel"): ("SearchCancelled", "Acknowledged"),
-    ("infinite", "quit"): ("SearchCancelled", "Goodbye"),
-}
-#: What a ponder hit turns a ponder search into; a held answer then goes out at once.
-AFTER_PONDERHIT = "game (or infinite, if its limits are infinite)"
+class SessionError(RuntimeError):
+    """A happening that the search's state machine does not allow: a bug, never bad input."""
 
 
-def transition_table_markdown() -> str:
-    """TRANSITIONS as a Markdown table: kinds down, happenings across."""
-    happenings = ("ends", "stop", "ponderhit", "cancel", "quit")
-    header = "| kind | " + " | ".join(f"`{h}`" for h in happenings) + " |"
-    lines = [header, "|" + "---|" * (len(happenings) + 1)]
-    for kind in ("game", "ponder", "infinite"):
-        cells = [", ".join(TRANSITIONS[(kind, h)]) or "(holds its answer)" for h in happenings]
-        if kind == "ponder":
-            cells[2] += f"; becomes {AFTER_PONDERHIT}"
-        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+# -- the mailbox -------------------------------------------------------------------------------
 
 
-@dataclass(eq=False)
-class _Finished:
-    """Internal: the search with this id ended by itself."""
+@dataclass(frozen=True, slots=True)
+class InputLine:
+    """A line of protocol input (or a discarded over-long one), stamped when it arrived."""
+
+    text: str | TooLong
+    received_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class EndOfInput:
+    """The input ended: searches with a definite limit finish, the rest stop; then goodbye."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchEnded:
+    """The search with this id has ended (by itself, stopped, or failed): its result is ready."""
 
     search_id: int
 
 
+@dataclass(frozen=True, slots=True)
+class MaxTimeReached:
+    """The node bound (`Go.max_time_ms`) of the search with this id has expired."""
+
+    search_id: int
+
+
+MailboxItem = Union[Command, InputLine, EndOfInput, SearchEnded, MaxTimeReached]
+
+#: Called with every event; returns the follow-up commands the adapter asks for (XBoard's
+#: ponder search after its move), which run before anything else in the mailbox.
+EventSink = Callable[[Union[Event, AdapterEvent]], Sequence[Command]]
+
+#: Turns an input line into commands: the protocol adapter's `receive`.
+LineReader = Callable[[InputLine], Sequence[Command]]
+
+
+# -- the search's state machine ----------------------------------------------------------------
+
+
+class State(enum.Enum):
+    IDLE = "idle"
+    SEARCHING = "searching"  # a game search: it answers when it ends
+    PONDERING = "pondering"  # on the opponent's time, without a clock, until the hit
+    PONDER_HELD = "ponder held"  # a ponder search that ended by itself: its answer waits for the hit
+    ANALYSING = "analysing"  # an analysis: it answers only when stopped
+    ANALYSIS_HELD = "analysis held"  # an analysis that ended by itself (its maximum depth, a mate)
+    DRAINING = "draining"  # the input ended during a search with a definite limit: it finishes
+    CLOSED = "closed"
+
+
+class Happening(enum.Enum):
+    GO = "go"
+    GO_PONDER = "go ponder"
+    GO_ANALYSIS = "go analysis"
+    SUPERSEDED = "superseded"  # a new go arrives while a search runs
+    ENDS = "ends"  # the search ended by itself
+    MAX_TIME = "max time"
+    STOP = "stop"
+    PONDERHIT = "ponderhit"
+    PONDERHIT_TO_ANALYSIS = "ponderhit to analysis"  # the limits it keeps after the hit are infinite
+    CANCEL = "cancel"
+    QUIT = "quit"
+    END_OF_INPUT = "end of input"
+    END_OF_INPUT_DEFINITE = "end of input, definite limit"  # a game search with depth/nodes/movetime/mate, no clock
+
+
+class Effect(enum.Enum):
+    START = "start"  # begin the search of the Go being handled
+    STOP_WORKER = "stop the worker"
+    COLLECT = "collect"  # await the search's result (or take the one it holds)
+    HOLD = "hold"  # keep the result until stop or the hit
+    START_CLOCK = "start the clock"  # the hit: deadlines from now, with the hit's limits
+    BECOME_GAME = "become a game search"  # tell the adapters (SearchKindChanged)
+    BECOME_ANALYSIS = "become an analysis"
+    ANSWER_LIMIT = "BestMove(limit)"
+    ANSWER_STOP = "BestMove(stop)"
+    ANSWER_MAX_TIME = "BestMove(maxTime)"
+    CANCELLED = "SearchCancelled"
+    ACKNOWLEDGE = "Acknowledged"
+    GOODBYE = "Goodbye"
+
+
+S, H, E = State, Happening, Effect
+
+#: (state, happening) -> (next state, effects in order). What is not here cannot happen.
+TRANSITIONS: dict[tuple[State, Happening], tuple[State, tuple[Effect, ...]]] = {
+    (S.IDLE, H.GO): (S.SEARCHING, (E.START,)),
+    (S.IDLE, H.GO_PONDER): (S.PONDERING, (E.START,)),
+    (S.IDLE, H.GO_ANALYSIS): (S.ANALYSING, (E.START,)),
+    (S.IDLE, H.STOP): (S.IDLE, (E.ACKNOWLEDGE,)),
+    (S.IDLE, H.PONDERHIT): (S.IDLE, (E.ACKNOWLEDGE,)),
+    (S.IDLE, H.CANCEL): (S.IDLE, (E.ACKNOWLEDGE,)),
+    (S.IDLE, H.QUIT): (S.CLOSED, (E.GOODBYE,)),
+    (S.IDLE, H.END_OF_INPUT): (S.CLOSED, (E.GOODBYE,)),
+
+    (S.SEARCHING, H.SUPERSEDED): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.ANSWER_STOP)),
+    (S.SEARCHING, H.ENDS): (S.IDLE, (E.COLLECT, E.ANSWER_LIMIT)),
+    (S.SEARCHING, H.MAX_TIME): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.ANSWER_MAX_TIME)),
+    (S.SEARCHING, H.STOP): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.ANSWER_STOP, E.ACKNOWLEDGE)),
+    (S.SEARCHING, H.PONDERHIT): (S.SEARCHING, (E.ACKNOWLEDGE,)),
+    (S.SEARCHING, H.CANCEL): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.CANCELLED, E.ACKNOWLEDGE)),
+    (S.SEARCHING, H.QUIT): (S.CLOSED, (E.STOP_WORKER, E.CANCELLED, E.GOODBYE)),
+    (S.SEARCHING, H.END_OF_INPUT): (S.CLOSED, (E.STOP_WORKER, E.COLLECT, E.ANSWER_STOP, E.GOODBYE)),
+    (S.SEARCHING, H.END_OF_INPUT_DEFINITE): (S.DRAINING, ()),
+
+    (S.PONDERING, H.SUPERSEDED): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.ANSWER_STOP)),
+    (S.PONDERING, H.ENDS): (S.PONDER_HELD, (E.COLLECT, E.HOLD)),
+    (S.PONDERING, H.MAX_TIME): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.ANSWER_MAX_TIME)),
+    (S.PONDERING, H.STOP): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.ANSWER_STOP, E.ACKNOWLEDGE)),
+    (S.PONDERING, H.PONDERHIT): (S.SEARCHING, (E.START_CLOCK, E.BECOME_GAME, E.ACKNOWLEDGE)),
+    (S.PONDERING, H.PONDERHIT_TO_ANALYSIS): (S.ANALYSING, (E.BECOME_ANALYSIS, E.ACKNOWLEDGE)),
+    (S.PONDERING, H.CANCEL): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.CANCELLED, E.ACKNOWLEDGE)),
+    (S.PONDERING, H.QUIT): (S.CLOSED, (E.STOP_WORKER, E.CANCELLED, E.GOODBYE)),
+    (S.PONDERING, H.END_OF_INPUT): (S.CLOSED, (E.STOP_WORKER, E.COLLECT, E.ANSWER_STOP, E.GOODBYE)),
+
+    (S.PONDER_HELD, H.SUPERSEDED): (S.IDLE, (E.COLLECT, E.ANSWER_STOP)),
+    (S.PONDER_HELD, H.MAX_TIME): (S.IDLE, (E.COLLECT, E.ANSWER_MAX_TIME)),
+    (S.PONDER_HELD, H.STOP): (S.IDLE, (E.COLLECT, E.ANSWER_STOP, E.ACKNOWLEDGE)),
+    (S.PONDER_HELD, H.PONDERHIT): (S.IDLE, (E.BECOME_GAME, E.COLLECT, E.ANSWER_LIMIT, E.ACKNOWLEDGE)),
+    (S.PONDER_HELD, H.PONDERHIT_TO_ANALYSIS): (S.ANALYSIS_HELD, (E.BECOME_ANALYSIS, E.ACKNOWLEDGE)),
+    (S.PONDER_HELD, H.CANCEL): (S.IDLE, (E.CANCELLED, E.ACKNOWLEDGE)),
+    (S.PONDER_HELD, H.QUIT): (S.CLOSED, (E.CANCELLED, E.GOODBYE)),
+    (S.PONDER_HELD, H.END_OF_INPUT): (S.CLOSED, (E.COLLECT, E.ANSWER_STOP, E.GOODBYE)),
+
+    (S.ANALYSING, H.SUPERSEDED): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.ANSWER_STOP)),
+    (S.ANALYSING, H.ENDS): (S.ANALYSIS_HELD, (E.COLLECT, E.HOLD)),
+    (S.ANALYSING, H.MAX_TIME): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.ANSWER_MAX_TIME)),
+    (S.ANALYSING, H.STOP): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.ANSWER_STOP, E.ACKNOWLEDGE)),
+    (S.ANALYSING, H.PONDERHIT): (S.ANALYSING, (E.ACKNOWLEDGE,)),
+    (S.ANALYSING, H.CANCEL): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.CANCELLED, E.ACKNOWLEDGE)),
+    (S.ANALYSING, H.QUIT): (S.CLOSED, (E.STOP_WORKER, E.CANCELLED, E.GOODBYE)),
+    (S.ANALYSING, H.END_OF_INPUT): (S.CLOSED, (E.STOP_WORKER, E.COLLECT, E.ANSWER_STOP, E.GOODBYE)),
+
+    (S.ANALYSIS_HELD, H.SUPERSEDED): (S.IDLE, (E.COLLECT, E.ANSWER_STOP)),
+    (S.ANALYSIS_HELD, H.MAX_TIME): (S.IDLE, (E.COLLECT, E.ANSWER_MAX_TIME)),
+    (S.ANALYSIS_HELD, H.STOP): (S.IDLE, (E.COLLECT, E.ANSWER_STOP, E.ACKNOWLEDGE)),
+    (S.ANALYSIS_HELD, H.PONDERHIT): (S.ANALYSIS_HELD, (E.ACKNOWLEDGE,)),
+    (S.ANALYSIS_HELD, H.CANCEL): (S.IDLE, (E.CANCELLED, E.ACKNOWLEDGE)),
+    (S.ANALYSIS_HELD, H.QUIT): (S.CLOSED, (E.CANCELLED, E.GOODBYE)),
+    (S.ANALYSIS_HELD, H.END_OF_INPUT): (S.CLOSED, (E.COLLECT, E.ANSWER_STOP, E.GOODBYE)),
+
+    (S.DRAINING, H.ENDS): (S.CLOSED, (E.COLLECT, E.ANSWER_LIMIT, E.GOODBYE)),
+    (S.DRAINING, H.MAX_TIME): (S.CLOSED, (E.STOP_WORKER, E.COLLECT, E.ANSWER_MAX_TIME, E.GOODBYE)),
+    (S.DRAINING, H.QUIT): (S.CLOSED, (E.STOP_WORKER, E.CANCELLED, E.GOODBYE)),
+}
+
+#: The states in which a search runs or holds its answer.
+SEARCH_STATES = frozenset(state for state in State if state not in (S.IDLE, S.CLOSED))
+
+_STATE_KIND: dict[State, SearchKind] = {
+    S.SEARCHING: "game", S.DRAINING: "game", S.PONDERING: "ponder", S.PONDER_HELD: "ponder",
+    S.ANALYSING: "analysis", S.ANALYSIS_HELD: "analysis",
+}
+
+_GO_HAPPENING: dict[SearchKind, Happening] = {"game": H.GO, "ponder": H.GO_PONDER, "analysis": H.GO_ANALYSIS}
+
+
+def transition_table_markdown() -> str:
+    """TRANSITIONS as a Markdown table: one row per possible (state, happening)."""
+    lines = ["| state | happening | next state | effects |", "|---|---|---|---|"]
+    for (state, happening), (after, effects) in TRANSITIONS.items():
+        done = ", ".join(effect.value for effect in effects) or "(none)"
+        lines.append(f"| {state.value} | {happening.value} | {after.value} | {done} |")
+    return "\n".join(lines)
+
+
+# -- the session -------------------------------------------------------------------------------
+
+
 @dataclass(eq=False)
 class ActiveSearch:
+    """What the session keeps of the search it runs: the data its state does not say."""
+
     handle: SearchHandle
     go: Go
-    kind: SearchKind
+    board: chess.Board
     started_at: float
     hit_at: float | None = None
-    stop_reason: str | None = None
     held: SearchResult | None = None
-    max_timer: asyncio.TimerHandle | None = None
-
-    @property
-    def tag(self) -> Any:
-        return self.go.tag
+    #: Why the search could not run, when its result is only a fallback move.
+    failure: str | None = None
+    bound: anyio.CancelScope | None = None
 
 
 @dataclass
-class SessionState:
+class Setup:
+    """What the next search starts from: the options and the position (and debug mode)."""
+
     options: dict[str, Any] = field(default_factory=option_table.defaults)
     position: chess.Board = field(default_factory=chess.Board)
     debug: bool = False
@@ -115,44 +255,69 @@ class SessionState:
 
 
 class Session:
-    """Feed it commands with `submit`; it calls `sink` with every event, in order."""
+    """Feed it with `submit`; it calls `sink` with every event, in order, until it is closed."""
 
-    def __init__(self, runner: SearchRunner, sink: EventSink,
-                 translate: Callable[[Any], Iterable[Command]] | None = None) -> None:
+    def __init__(self, runner: SearchRunner, sink: EventSink, reader: LineReader | None = None) -> None:
         self._runner = runner
         self._sink = sink
-        self._translate = translate
-        self._mailbox: asyncio.Queue[Any] = asyncio.Queue()
-        self._followups: collections.deque[Command] = collections.deque()
-        self.state = SessionState()
+        self._reader = reader
+        self._send, self._mailbox = anyio.create_memory_object_stream[MailboxItem](math.inf)
+        self._followups: list[Command] = []
+        self._timers: anyio.abc.TaskGroup | None = None
+        self.setup = Setup()
+        self.state = State.IDLE
         self.search: ActiveSearch | None = None
-        self.finished = False
+
+    @property
+    def finished(self) -> bool:
+        return self.state is State.CLOSED
 
     # -- the mailbox ------------------------------------------------------------------------
 
-    def submit(self, item: Any) -> None:
-        """Queue a command (or, with a `translate` function, raw input it turns into commands)."""
-        self._mailbox.put_nowait(item)
+    def submit(self, item: MailboxItem) -> None:
+        """Queue a command, an input line, the end of input, or news of a search (from the loop)."""
+        self._send.send_nowait(item)
 
     async def run(self) -> None:
-        """Consume the mailbox until `Quit`."""
-        while not self.finished:
-            item = await self._mailbox.get()
-            if isinstance(item, _Finished):
-                await self._search_finished(item.search_id)
-            else:
-                commands = self._translate(item) if self._translate is not None else (item,)
-                for command in commands:
+        """Consume the mailbox until the session is closed."""
+        async with anyio.create_task_group() as timers:
+            self._timers = timers
+            try:
+                while not self.finished:
+                    await self._take(await self._mailbox.receive())
+                    while self._followups and not self.finished:
+                        await self.handle(self._followups.pop(0))
+            finally:
+                timers.cancel_scope.cancel()
+                self._send.close()
+                self._mailbox.close()
+
+    async def _take(self, item: MailboxItem) -> None:
+        match item:
+            case InputLine():
+                assert self._reader is not None, "a session without a reader takes no input lines"
+                for command in self._reader(item):
                     await self.handle(command)
                     if self.finished:
-                        break
-            while self._followups and not self.finished:
-                await self.handle(self._followups.popleft())
+                        return
+            case EndOfInput():
+                await self._fire(self._end_of_input())
+            case SearchEnded(search_id=search_id):
+                if self._is_current(search_id):
+                    await self._fire(H.ENDS)
+            case MaxTimeReached(search_id=search_id):
+                if self._is_current(search_id):
+                    await self._fire(H.MAX_TIME)
+            case _:
+                await self.handle(item)
 
-    def _emit(self, event: Any) -> None:
-        followups = self._sink(event)
-        if followups:
-            self._followups.extend(followups)
+    def _is_current(self, search_id: int) -> bool:
+        """News of an earlier search (that was answered meanwhile) is stale and dropped."""
+        search = self.search
+        return search is not None and search.handle.search_id == search_id
+
+    def _emit(self, event: Event | AdapterEvent) -> None:
+        self._followups.extend(self._sink(event))
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -161,42 +326,171 @@ class Session:
             case IsReady(tag=tag):
                 self._emit(Ready(tag))
             case Go():
-                await self._go(command)
-            case Stop(tag=tag):
-                if self.search is not None:
-                    await self._end_search("stop", answer=True)
-                self._emit(Acknowledged(tag))
+                if self.state in SEARCH_STATES:
+                    await self._fire(H.SUPERSEDED)  # a new go replaces the running search: its answer first
+                await self._fire(_GO_HAPPENING[command.kind], command)
+            case Stop():
+                await self._fire(H.STOP, command)
             case PonderHit():
-                self._ponder_hit(command)
-                self._emit(Acknowledged(command.tag))
-            case Cancel(tag=tag):
-                if self.search is not None:
-                    await self._end_search("stop", answer=False)
-                self._emit(Acknowledged(tag))
+                await self._fire(self._ponder_hit(command), command)
+            case Cancel():
+                await self._fire(H.CANCEL, command)
+            case Quit():
+                await self._fire(H.QUIT, command)
             case SetPosition(board=board):
-                self.state.position = board
+                self.setup.position = board
             case SetOptions(values=values, tag=tag):
                 await self._set_options(values, tag)
             case BookQuery(board=board, tag=tag):
                 self._emit(BookEntries(self._book_moves(board), board, tag))
             case NewGame(tag=tag):
-                self.state.clear_hash_pending = True
+                self.setup.clear_hash_pending = True
                 if self.search is None:
                     await self._clear_hash()
                 self._emit(NewGameDone(tag))
             case Identify(tag=tag):
                 self._emit(Identity(ENGINE_NAME, ENGINE_AUTHOR, __version__, option_table.OPTIONS, tag))
             case Debug(on=on):
-                self.state.debug = on
+                self.setup.debug = on
             case Emit(event=event):
                 self._emit(event)
-            case Quit(tag=tag):
-                if self.search is not None:
-                    await self._end_search("stop", answer=False, wait=False)
-                self.finished = True
-                self._emit(Goodbye(tag))
-            case _:
-                raise TypeError(f"not a command: {command!r}")
+
+    def _ponder_hit(self, hit: PonderHit) -> Happening:
+        search = self.search
+        if search is not None and search.go.ponder:
+            limits = hit.limits if hit.limits is not None else search.go.limits
+            if limits.infinite:
+                return H.PONDERHIT_TO_ANALYSIS
+        return H.PONDERHIT
+
+    def _end_of_input(self) -> Happening:
+        search = self.search
+        if self.state is S.SEARCHING and search is not None:
+            limits = search.go.limits
+            if not limits.has_clock and (limits.depth or limits.nodes or limits.movetime or limits.mate):
+                return H.END_OF_INPUT_DEFINITE
+        return H.END_OF_INPUT
+
+    # -- the state machine ------------------------------------------------------------------
+
+    async def _fire(self, happening: Happening, command: Command | None = None) -> None:
+        """Perform the transition of (state, happening): its effects in order, then its state."""
+        try:
+            after, effects = TRANSITIONS[(self.state, happening)]
+        except KeyError:
+            raise SessionError(f"{happening.value!r} cannot happen while {self.state.value}") from None
+        search = self.search
+        tag = command.tag if isinstance(command, (Stop, PonderHit, Cancel, Quit)) else None
+        result: SearchResult | None = None
+        for effect in effects:
+            match effect:
+                case E.START:
+                    assert isinstance(command, Go)
+                    search = self._start(command)
+                case E.STOP_WORKER:
+                    assert search is not None
+                    search.handle.stop()
+                case E.COLLECT:
+                    assert search is not None
+                    result = await self._collect(search)
+                case E.HOLD:
+                    assert search is not None and result is not None
+                    search.held = result
+                case E.START_CLOCK:
+                    assert search is not None and isinstance(command, PonderHit)
+                    self._start_clock(search, command)
+                case E.BECOME_GAME | E.BECOME_ANALYSIS:
+                    assert search is not None
+                    kind: SearchKind = "game" if effect is E.BECOME_GAME else "analysis"
+                    self._emit(SearchKindChanged(kind, search.go.tag))
+                case E.ANSWER_LIMIT | E.ANSWER_STOP | E.ANSWER_MAX_TIME:
+                    assert search is not None and result is not None
+                    self._answer(search, result, _STOPPED_BY[effect])
+                case E.CANCELLED:
+                    assert search is not None
+                    self._emit(SearchCancelled(search.go.tag))
+                case E.ACKNOWLEDGE:
+                    self._emit(Acknowledged(tag))
+                case E.GOODBYE:
+                    self._emit(Goodbye(tag))
+        self.state = after
+        if after not in SEARCH_STATES and search is not None:
+            self._forget(search)
+        if after is S.IDLE and self.setup.clear_hash_pending:
+            await self._clear_hash()
+
+    def _start(self, go: Go) -> ActiveSearch:
+        options = self.setup.options
+        board = (go.board if go.board is not None else self.setup.position).copy()
+        multipv = go.multipv if go.multipv is not None else options["MultiPV"]
+        if multipv != go.limits.multipv:
+            go = dataclasses.replace(go, limits=go.limits.replace(multipv=multipv))
+        started_at = go.received_at if go.received_at is not None else time.monotonic()
+        limits = go.limits.pondering() if go.ponder else go.limits
+        timed = deadlines(limits, board.turn, options["Move Overhead"], started_at) if go.kind == "game" else None
+        tag = go.tag
+        handle = self._runner.begin(
+            board, limits, hash_mb=options["Hash"], settings=SearchSettings.from_options(options),
+            deadlines=timed, on_info=lambda info: self._emit(Info(info, board, tag)),
+            on_end=lambda search_id: self.submit(SearchEnded(search_id)),
+        )
+        search = ActiveSearch(handle, go, board, started_at)
+        self.search = search
+        if go.max_time_ms is not None:
+            search.bound = self._bound(handle.search_id, started_at + go.max_time_ms / 1000)
+        self._emit(SearchStarted(board, go.kind, tag))
+        return search
+
+    def _bound(self, search_id: int, at: float) -> anyio.CancelScope:
+        """Submit `MaxTimeReached` at `at` (monotonic seconds) unless cancelled first."""
+        scope = anyio.CancelScope()
+
+        async def expire() -> None:
+            with scope:
+                await anyio.sleep(max(0.0, at - time.monotonic()))
+                self.submit(MaxTimeReached(search_id))
+
+        assert self._timers is not None, "the session is not running"
+        self._timers.start_soon(expire)
+        return scope
+
+    def _start_clock(self, search: ActiveSearch, hit: PonderHit) -> None:
+        search.hit_at = hit.received_at if hit.received_at is not None else time.monotonic()
+        if hit.limits is not None:
+            # XBoard sends the fresh clocks just before the move that hits.
+            limits = hit.limits.replace(multipv=search.go.limits.multipv)
+            search.go = dataclasses.replace(search.go, limits=limits)
+        timed = deadlines(search.go.limits, search.board.turn, self.setup.options["Move Overhead"],
+                          search.hit_at)
+        if timed is not None:
+            search.handle.set_deadlines(*timed)
+
+    async def _collect(self, search: ActiveSearch) -> SearchResult:
+        if search.held is not None:
+            return search.held
+        try:
+            return await search.handle.result()
+        except WorkerDied as error:
+            search.failure = str(error)
+            self._emit(Message("the search process ended unexpectedly and was restarted"))
+        except SearchFailed as error:
+            search.failure = str(error)
+            self._emit(Message(search.failure))
+        return fallback_result(search.board)
+
+    def _answer(self, search: ActiveSearch, result: SearchResult, stopped: StopReason) -> None:
+        now = time.monotonic()
+        elapsed = int((now - search.started_at) * 1000)
+        ponder_ms = int(((search.hit_at or now) - search.started_at) * 1000) if search.go.ponder else 0
+        self._emit(BestMove(result, search.board, stopped, elapsed, ponder_ms, search.go.tag, search.failure))
+
+    def _forget(self, search: ActiveSearch) -> None:
+        if search.bound is not None:
+            search.bound.cancel()
+        if self.search is search:
+            self.search = None
+
+    # -- options and the hash ---------------------------------------------------------------
 
     async def _set_options(self, values: tuple[tuple[str, Any], ...], tag: Any) -> None:
         parsed: dict[str, Any] = {}
@@ -215,15 +509,15 @@ class Session:
         for name, value in parsed.items():
             if option_table.find(name).type == "button":
                 if name == "Clear Hash":
-                    self.state.clear_hash_pending = True
+                    self.setup.clear_hash_pending = True
             else:
-                self.state.options[name] = value
-        if self.state.clear_hash_pending and self.search is None:
+                self.setup.options[name] = value
+        if self.setup.clear_hash_pending and self.search is None:
             await self._clear_hash()
         self._emit(OptionsSet(parsed, tag))
 
     def _book_moves(self, board: chess.Board) -> tuple[Any, ...]:
-        path = self.state.options.get("BookFile") or ""
+        path = self.setup.options.get("BookFile") or ""
         if not path:
             return ()
         from cb_async.search import book
@@ -231,125 +525,20 @@ class Session:
         return tuple(book.book_moves(path, board))
 
     async def _clear_hash(self) -> None:
-        self.state.clear_hash_pending = False
+        self.setup.clear_hash_pending = False
         await self._runner.new_game()
 
-    # -- searches ---------------------------------------------------------------------------
 
-    async def _go(self, go: Go) -> None:
-        if self.search is not None:
-            # A new go replaces the running search: its bestmove first.
-            await self._end_search("stop", answer=True)
-        if self.state.clear_hash_pending:
-            await self._clear_hash()
-        board = (go.board if go.board is not None else self.state.position).copy()
-        limits = go.limits
-        multipv = go.multipv if go.multipv is not None else self.state.options["MultiPV"]
-        if multipv != limits.multipv:
-            limits = limits.replace(multipv=multipv)
-        started_at = go.received_at if go.received_at is not None else time.monotonic()
-        kind: SearchKind = "ponder" if go.ponder else "infinite" if limits.infinite else "game"
-        search_limits = limits.pondering() if go.ponder else limits
-        deadlines = None
-        if kind == "game" and limits.is_timed:
-            deadlines = self._deadlines(limits, board.turn, started_at)
-        go = _replace_go(go, limits=limits)
-        handle = self._runner.begin(
-            board, search_limits, hash_mb=self.state.options["Hash"],
-            settings=SearchSettings.from_options(self.state.options), deadlines=deadlines,
-            on_info=lambda info, board=board, tag=go.tag: self._emit(Info(info, board, tag)),
-        )
-        search = ActiveSearch(handle, go, kind, started_at)
-        self.search = search
-        if go.max_time_ms is not None:
-            delay = max(0.0, started_at + go.max_time_ms / 1000 - time.monotonic())
-            search.max_timer = self._runner.loop.call_later(delay, self._max_time_reached, handle.search_id)
-        handle.future.add_done_callback(lambda _f, sid=handle.search_id: self.submit(_Finished(sid)))
-        self._emit(SearchStarted(board, go.ponder, go.tag))
+def fallback_result(board: chess.Board) -> SearchResult:
+    """A legal answer without a search: what a dead or failed worker still owes a GUI."""
+    move = next(iter(board.legal_moves), None)
+    if move is None:
+        score = Score(mate=0) if board.is_check() else Score(cp=0)
+        return SearchResult(None, None, score, 0, 0, 0, 0)
+    return SearchResult(move, None, Score(cp=0), 0, 0, 0, 0, pv=(move,))
 
-    def _deadlines(self, limits: Limits, side: chess.Color, start: float) -> tuple[float, float]:
-        timed = deadlines(limits, side, self.state.options["Move Overhead"], start)
-        assert timed is not None
-        return timed
 
-    def _ponder_hit(self, command: PonderHit) -> None:
-        search = self.search
-        if search is None or search.kind != "ponder":
-            return  # ponderhit when not pondering does nothing
-        search.hit_at = command.received_at if command.received_at is not None else time.monotonic()
-        if command.limits is not None:
-            search.go = _replace_go(search.go, limits=command.limits.replace(multipv=search.go.limits.multipv))
-        limits = search.go.limits
-        search.kind = "infinite" if limits.infinite else "game"
-        if search.held is not None:
-            if search.kind == "game":
-                self._answer(search, search.held, "limit")
-            return
-        if limits.is_timed:
-            search.handle.set_deadlines(*self._deadlines(limits, search.handle.board.turn, search.hit_at))
-
-    def _max_time_reached(self, search_id: int) -> None:
-        search = self.search
-        if search is None or search.handle.search_id != search_id:
-            return
-        search.stop_reason = search.stop_reason or "maxTime"
-        if search.held is not None:
-            self._answer(search, search.held, "maxTime")
-        else:
-            search.handle.stop()
-
-    async def _search_finished(self, search_id: int) -> None:
-        search = self.search
-        if search is None or search.handle.search_id != search_id or search.held is not None:
-            return
-        result = await self._result_of(search)
-        if search.kind in ("ponder", "infinite") and search.stop_reason is None:
-            search.held = result  # never answer before stop or ponderhit
-            return
-        self._answer(search, result, search.stop_reason or "limit")
-
-    async def _end_search(self, reason: str, *, answer: bool, wait: bool = True) -> None:
-        search = self.search
-        assert search is not None
-        search.stop_reason = search.stop_reason or reason
-        search.handle.stop()
-        if not wait:
-            self._forget(search)
-            if not answer:
-                self._emit(SearchCancelled(search.tag))
-            return
-        result = search.held if search.held is not None else await self._result_of(search)
-        if self.search is not search:
-            return  # answered meanwhile (the node bound)
-        if answer:
-            self._answer(search, result, search.stop_reason)
-        else:
-            self._forget(search)
-            self._emit(SearchCancelled(search.tag))
-
-    async def _result_of(self, search: ActiveSearch) -> SearchResult:
-        try:
-            return await asyncio.shield(search.handle.future)
-        except WorkerDied:
-            self._emit(Message("the search process ended unexpectedly and was restarted"))
-        except RuntimeError as error:
-            self._emit(Message(str(error)))
-        return fallback_result(search.handle.board)
-
-    def _answer(self, search: ActiveSearch, result: SearchResult, stopped: str) -> None:
-        self._forget(search)
-        now = time.monotonic()
-        elapsed = int((now - search.started_at) * 1000)
-        ponder_ms = 0
-        if search.go.ponder:
-            ponder_ms = int(((search.hit_at or now) - search.started_at) * 1000)
-        self._emit(BestMove(result, search.handle.board, stopped, elapsed, ponder_ms, search.tag))
-
-    def _forget(self, search: ActiveSearch) -> None:
-        if search.max_timer is not None:
-            search.max_timer.cancel()
-        if self.search is search:
-            self.search = None
+_STOPPED_BY: dict[Effect, StopReason] = {E.ANSWER_LIMIT: "limit", E.ANSWER_STOP: "stop", E.ANSWER_MAX_TIME: "maxTime"}
 
 
 def _check_files(values: dict[str, Any]) -> tuple[str, str] | None:
@@ -367,9 +556,3 @@ def _check_files(values: dict[str, Any]) -> tuple[str, str] | None:
         if problem is not None:
             return "SyzygyPath", problem
     return None
-
-
-def _replace_go(go: Go, **changes: Any) -> Go:
-    import dataclasses
-
-    return dataclasses.replace(go, **changes)

@@ -1,22 +1,23 @@
-"""`cb_async.SimpleEngine`: the embedded engine for code without asyncio.
+"""`cb_async.SimpleEngine`: the embedded engine for code without an event loop.
 
-Like python-chess's `SimpleEngine`: an event loop runs on a background thread, and every
-method blocks the caller until the engine answers.
+Like python-chess's `SimpleEngine`: an event loop runs on a background thread (an anyio
+blocking portal), and every method blocks the caller until the engine answers.
 """
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
-import threading
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
+import anyio
+import anyio.from_thread
 import chess
 import chess.engine
-from chess.engine import INFO_ALL, INFO_NONE, AnalysisComplete, AnalysisResult, InfoDict, Limit, PlayResult
+from chess.engine import AnalysisComplete, InfoDict, Limit, PlayResult
 
-from cb_async.embedded import Engine
+from cb_async.embedded import Analysis, Engine
 
 T = TypeVar("T")
 
@@ -26,18 +27,18 @@ class SimpleEngine:
 
     def __init__(self, options: Mapping[str, Any] | None = None, timeout: float | None = 30.0) -> None:
         self.timeout = timeout
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="cb-async-simple", daemon=True)
-        self._thread.start()
+        self._portal_context: AbstractContextManager[anyio.from_thread.BlockingPortal] | None = (
+            anyio.from_thread.start_blocking_portal())
+        self._portal = self._portal_context.__enter__()
         self.engine = Engine(options)
         try:
-            self._run(self.engine.start(), timeout)
+            self._run(self.engine.start, timeout)
         except BaseException:
             self.close()
             raise
 
-    def _run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+    def _run(self, function: Callable[[], Awaitable[T]], timeout: float | None = None) -> T:
+        future = self._portal.start_task_soon(function)
         try:
             return future.result(timeout)
         except concurrent.futures.TimeoutError:
@@ -53,30 +54,29 @@ class SimpleEngine:
         return self.engine.options
 
     def ping(self) -> None:
-        self._run(self.engine.ping(), self.timeout)
+        self._run(self.engine.ping, self.timeout)
 
     def configure(self, options: Mapping[str, Any]) -> None:
-        self._run(self.engine.configure(options), self.timeout)
+        self._run(lambda: self.engine.configure(options), self.timeout)
 
     def play(self, board: chess.Board, limit: Limit, **kwargs: Any) -> PlayResult:
-        return self._run(self.engine.play(board, limit, **kwargs), _timeout_for(limit, self.timeout))
+        return self._run(lambda: self.engine.play(board, limit, **kwargs), _timeout_for(limit, self.timeout))
 
     def analyse(self, board: chess.Board, limit: Limit, **kwargs: Any) -> InfoDict | list[InfoDict]:
-        return self._run(self.engine.analyse(board, limit, **kwargs), _timeout_for(limit, self.timeout))
+        return self._run(lambda: self.engine.analyse(board, limit, **kwargs), _timeout_for(limit, self.timeout))
 
     def analysis(self, board: chess.Board, limit: Limit | None = None, **kwargs: Any) -> SimpleAnalysis:
-        return SimpleAnalysis(self, self._run(self.engine.analysis(board, limit, **kwargs), self.timeout))
+        return SimpleAnalysis(self, self._run(lambda: self.engine.analysis(board, limit, **kwargs), self.timeout))
 
     def close(self) -> None:
-        if self._loop.is_closed():
+        """End the engine and the loop thread. Safe to call twice."""
+        context, self._portal_context = self._portal_context, None
+        if context is None:
             return
-        if self._thread.is_alive():
-            try:
-                self._run(self.engine.aclose(), 10)
-            finally:
-                self._loop.call_soon_threadsafe(self._loop.stop)
-                self._thread.join(10)
-        self._loop.close()
+        try:
+            self._run(self.engine.aclose, 10)
+        finally:
+            context.__exit__(None, None, None)
 
     quit = close
 
@@ -90,7 +90,7 @@ class SimpleEngine:
 class SimpleAnalysis:
     """A blocking view of an `AnalysisResult`: iterate for infos, `stop()`, `wait()`."""
 
-    def __init__(self, simple: SimpleEngine, inner: AnalysisResult) -> None:
+    def __init__(self, simple: SimpleEngine, inner: Analysis) -> None:
         self._simple = simple
         self.inner = inner
 
@@ -103,16 +103,16 @@ class SimpleAnalysis:
         return self.inner.multipv
 
     def stop(self) -> None:
-        self._simple._loop.call_soon_threadsafe(self.inner.stop)
+        self._simple._portal.call(self.inner.stop)
 
     def wait(self) -> chess.engine.BestMove:
-        return self._simple._run(self.inner.wait())
+        return self._simple._run(self.inner.wait)
 
     def get(self) -> InfoDict:
-        return self._simple._run(self.inner.get())
+        return self._simple._run(self.inner.get)
 
     def next(self) -> InfoDict | None:
-        return self._simple._run(self.inner.next())
+        return self._simple._run(self.inner.next)
 
     def __iter__(self) -> SimpleAnalysis:
         return self

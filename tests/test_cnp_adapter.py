@@ -24,6 +24,7 @@ from cb_async.commands import (
     Cancel, Command, Emit, Go, Identify, NewGame, PonderHit, Quit, SetOptions, Stop,
 )
 from cb_async.events import (
+    SearchKindChanged,
     Acknowledged, BestMove, Goodbye, Identity, Info, NewGameDone, OptionsSet, SearchCancelled,
 )
 from cb_async.framing import TooLong
@@ -108,6 +109,8 @@ class Harness:
                 self.finish("stop")
                 self.event(Acknowledged(tag))
             case PonderHit(tag=tag):
+                if self.go is not None and self.go.ponder:  # as the session does at the hit
+                    self.event(SearchKindChanged("analysis" if self.go.limits.infinite else "game", self.go.tag))
                 self.event(Acknowledged(tag))
             case Cancel(tag=tag) | Quit(tag=tag):
                 if self.go is not None:
@@ -454,16 +457,6 @@ def test_shutdown_cancels_then_answers_last_and_reads_nothing_more() -> None:
     assert replies[0]["error"]["code"] == -32800
     assert replies[1]["result"] == {}
     assert harness.send(request(3, "engine/hello")) == []
-
-
-def test_end_of_input_quits_without_a_tag() -> None:
-    harness = Harness()
-    harness.start_search(1)
-    [quit_command] = harness.adapter.end_of_input()
-    assert quit_command == Quit()
-    harness.apply(quit_command)
-    assert [check_line(line) for line in harness.out] == [
-        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32800, "message": "cancelled", "data": {}}}]
 
 
 # -- searches: what the session is asked -----------------------------------------------------

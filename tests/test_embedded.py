@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import chess
 import chess.engine
@@ -85,7 +86,7 @@ async def test_cancelling_play_stops_the_search_and_leaves_the_engine_ready(engi
     with pytest.raises(asyncio.CancelledError):
         await task
     await asyncio.wait_for(engine.ping(), 2)
-    assert engine._running_search is None
+    assert engine._running is None
     result = await asyncio.wait_for(engine.play(START, chess.engine.Limit(depth=2)), 10)
     assert result.move in START.legal_moves
 
@@ -137,8 +138,10 @@ async def test_close_ends_the_worker_process() -> None:
     engine = await Engine().start()
     process = engine._runner._process  # type: ignore[union-attr]
     assert process is not None and process.is_alive()
+    pid = process.pid
     await engine.aclose()
-    assert not process.is_alive()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # gone, and reaped
     with pytest.raises(chess.engine.EngineTerminatedError):
         await engine.ping()
     await engine.aclose()  # twice is fine

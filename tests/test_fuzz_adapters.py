@@ -13,7 +13,6 @@ per `ping`, a response per CNP request.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -21,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import chess
 from hypothesis import HealthCheck, given, settings, strategies as st
 from pydantic import BaseModel, ValidationError
@@ -34,7 +34,8 @@ from cb_async.events import Ready
 from cb_async.framing import MAX_LINE_BYTES, LineFramer
 from cb_async.limits import Limits
 from cb_async.results import Score, SearchInfo, SearchResult
-from cb_async.session import Session
+from cb_async.session import EndOfInput, InputLine, Session
+from fake_runner import FakeRunner
 
 #: CI runs a few hundred examples; `CB_FUZZ_EXAMPLES=5000 pytest tests/test_fuzz_adapters.py` digs deeper.
 FUZZ = settings(max_examples=int(os.environ.get("CB_FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -60,49 +61,14 @@ def scripted_result(board: chess.Board, flavour: int) -> SearchResult:
                         lines=(line,) if flavour % 4 else ())
 
 
-class ScriptedHandle:
-    def __init__(self, loop: asyncio.AbstractEventLoop, search_id: int, board: chess.Board,
-                 on_info: Callable[[SearchInfo], None] | None) -> None:
-        self.search_id = search_id
-        self.board = board
-        self.on_info = on_info
-        self.future: asyncio.Future[SearchResult] = loop.create_future()
-
-    def stop(self) -> None:
-        self.finish(1)
-
-    def finish(self, flavour: int) -> None:
-        if not self.future.done():
-            self.future.set_result(scripted_result(self.board, flavour))
-
-    def info(self, flavour: int) -> None:
-        if self.future.done() or self.on_info is None:
-            return
-        result = scripted_result(self.board, flavour)
-        if result.best_move is None:
-            return
-        bound = (None, "upper", "lower")[flavour % 3]
-        self.on_info(SearchInfo(flavour % 30 + 1, flavour % 40, flavour % 3 + 1, result.score, flavour,
-                                flavour * 7, flavour % 1000, result.pv, bound=bound))
-
-    def set_deadlines(self, soft: float, hard: float) -> None:
-        pass
-
-
-class ScriptedRunner:
-    def __init__(self) -> None:
-        self.loop = asyncio.get_running_loop()
-        self.active: ScriptedHandle | None = None
-        self.searches = 0
-
-    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int,
-              settings: Any = None, deadlines: tuple[float, float] | None = None, on_info: Any = None) -> ScriptedHandle:
-        self.searches += 1
-        self.active = ScriptedHandle(self.loop, self.searches, board, on_info)
-        return self.active
-
-    async def new_game(self) -> None:
-        await asyncio.sleep(0)
+def scripted_info(board: chess.Board, flavour: int) -> SearchInfo | None:
+    """A plausible iteration report for `board` (None on a finished board)."""
+    result = scripted_result(board, flavour)
+    if result.best_move is None:
+        return None
+    bound = (None, "upper", "lower")[flavour % 3]
+    return SearchInfo(flavour % 30 + 1, flavour % 40, flavour % 3 + 1, result.score, flavour, flavour * 7,
+                      flavour % 1000, result.pv, bound=bound)
 
 
 # -- the drive ----------------------------------------------------------------------------------
@@ -138,30 +104,26 @@ async def drive(adapter: Any, steps: list[Any], closing: Callable[[Any], list[by
                 count_request: Callable[[Any, str], int] | None = None) -> Transcript:
     """Run `steps` through framer, adapter and session; then `closing` lines and end of input."""
     transcript = Transcript()
-    runner = ScriptedRunner()
+    runner = FakeRunner(stop_result=lambda board: scripted_result(board, 1))
     marker = object()
-    idle = asyncio.Event()
+    idle = anyio.Event()
 
-    def translate(item: Any) -> list[Any]:
-        if not isinstance(item, tuple):
-            return [item]
-        line = item[0]
-        if line is None:
-            commands = adapter.end_of_input()
-        else:
-            if isinstance(line, str):
-                transcript.lines_in.append(line)
-            if count_request is not None:
-                transcript.expected_responses += count_request(adapter, line)
-            commands = adapter.receive(line, 0.0)
+    def translate(item: InputLine) -> list[Any]:
+        line = item.text
+        if isinstance(line, str):
+            transcript.lines_in.append(line)
+        if count_request is not None:
+            transcript.expected_responses += count_request(adapter, line)
+        commands = adapter.receive(line, 0.0)
         assert isinstance(commands, list)
-        if line is not None and any(isinstance(c, Quit) for c in commands):
+        if any(isinstance(c, Quit) for c in commands):
             transcript.quit_by_input = True
         transcript.gos += sum(isinstance(c, Go) for c in commands)
         transcript.isreadys += sum(isinstance(c, IsReady) for c in commands)
         return commands
 
     def sink(event: Any) -> list[Any]:
+        nonlocal idle
         if isinstance(event, Ready) and event.tag is marker:
             idle.set()
             return []
@@ -171,45 +133,54 @@ async def drive(adapter: Any, steps: list[Any], closing: Callable[[Any], list[by
         transcript.gos += sum(isinstance(c, Go) for c in followups)
         return followups
 
-    session = Session(runner, sink, translate)  # type: ignore[arg-type]
-    task = asyncio.create_task(session.run())
+    session = Session(runner, sink, translate)
+    framer = LineFramer()
 
     async def settle() -> None:
-        idle.clear()
+        nonlocal idle
+        idle = anyio.Event()
         session.submit(IsReady(tag=marker))
-        await asyncio.wait_for(idle.wait(), 5)
-
-    framer = LineFramer()
+        with anyio.fail_after(5):
+            while not (idle.is_set() or session.finished):
+                await anyio.sleep(0)
 
     async def feed(data: bytes) -> None:
         for line in framer.feed(data):
-            session.submit((line, 0.0))
+            if not session.finished:
+                session.submit(InputLine(line, 0.0))
         if not session.finished:
             await settle()
 
-    for step in steps:
-        if session.finished:
-            break
-        if isinstance(step, Bytes):
-            await feed(step.data + b"\n")
-        elif runner.active is not None:
-            if step.finish:
-                runner.active.finish(step.flavour)
-            else:
-                runner.active.info(step.flavour)
-            await settle()
-    if closing is not None and not session.finished:
-        for data in closing(adapter):
-            await feed(data + b"\n")
-    for line in framer.close():
-        session.submit((line, 0.0))
-    session.submit((None, 0.0))
-    await asyncio.wait_for(task, 5)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(session.run)
+        for step in steps:
+            if session.finished:
+                break
+            if isinstance(step, Bytes):
+                await feed(step.data + b"\n")
+            elif runner.active is not None:
+                if step.finish:
+                    runner.active.finish(scripted_result(runner.active.board, step.flavour))
+                else:
+                    info = scripted_info(runner.active.board, step.flavour)
+                    if info is not None:
+                        runner.active.post(info)
+                await settle()
+        if closing is not None and not session.finished:
+            for data in closing(adapter):
+                await feed(data + b"\n")
+        if not session.finished:
+            for line in framer.close():
+                session.submit(InputLine(line, 0.0))
+            session.submit(EndOfInput())
+        with anyio.fail_after(5):
+            while not session.finished:
+                await anyio.sleep(0)
     return transcript
 
 
 def run(adapter: Any, steps: list[Any], **kwargs: Any) -> Transcript:
-    return asyncio.run(drive(adapter, steps, **kwargs))
+    return anyio.run(lambda: drive(adapter, steps, **kwargs))
 
 
 # -- input strategies ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from cb_async.adapters.uci import UciAdapter, UciNotice
 from cb_async.commands import (
     Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, SetPosition, Stop,
 )
-from cb_async.events import BestMove, Identity, Info, Message, OptionError, Ready
+from cb_async.events import BestMove, Identity, Info, Message, OptionError, OptionsSet, Ready
 from cb_async.framing import TooLong
 from cb_async.limits import Limits
 from cb_async.options import OPTIONS
@@ -147,10 +147,6 @@ def test_unknown_command_and_over_long_line() -> None:
     assert notices(adapter.receive(TooLong(2_000_000), 0.0)) == ["ignored a line of 2000000 bytes: over the 1 MiB limit"]
 
 
-def test_end_of_input_is_quit() -> None:
-    assert UciAdapter().end_of_input() == [Quit()]
-
-
 # -- output ---------------------------------------------------------------------------------
 
 def info(**changes: object) -> SearchInfo:
@@ -185,7 +181,7 @@ def test_event_lines(event: object, lines: list[str]) -> None:
 
 def test_wdl_when_asked() -> None:
     adapter = UciAdapter()
-    adapter.receive("setoption name UCI_ShowWDL value true", 0.0)
+    adapter.format(OptionsSet({"UCI_ShowWDL": True}))  # the session accepted the value
     [line] = adapter.format(Info(info(score=Score(mate=2)), chess.Board()))
     assert " score mate 2 wdl 1000 0 0 nodes " in line
 
@@ -217,8 +213,16 @@ def test_no_legal_move(score: Score, first: str) -> None:
 
 def test_chess960_castling_is_king_takes_rook() -> None:
     adapter = UciAdapter()
-    adapter.receive("setoption name UCI_Chess960 value true", 0.0)
+    adapter.format(OptionsSet({"UCI_Chess960": True}))
     [command] = adapter.receive("position fen r3k2r/8/8/8/8/8/8/R3K2R w HAha - 0 1 moves e1h1", 0.0)
     assert isinstance(command, SetPosition) and command.board.chess960
     assert command.board.piece_at(chess.G1) == chess.Piece(chess.KING, chess.WHITE)
     assert command.board.piece_at(chess.F1) == chess.Piece(chess.ROOK, chess.WHITE)
+
+
+def test_the_notation_options_follow_only_what_the_session_accepted() -> None:
+    adapter = UciAdapter()
+    assert adapter.receive("setoption name UCI_Chess960 value maybe", 0.0) == [SetOptions((("UCI_Chess960", "maybe"),))]
+    assert not adapter.chess960  # refused by the session: no OptionsSet, nothing changes
+    adapter.format(OptionsSet({"UCI_Chess960": True, "UCI_ShowWDL": True}))
+    assert adapter.chess960 and adapter.show_wdl

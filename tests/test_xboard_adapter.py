@@ -16,12 +16,13 @@ from cb_async.commands import (
     Cancel, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, Stop,
 )
 from cb_async.events import (
-    BestMove, Identity, Info, OptionError, Ready, SearchCancelled,
+    SearchKindChanged, BestMove, Identity, Info, OptionError, Ready, SearchCancelled,
 )
 from cb_async.framing import TooLong
 from cb_async.limits import Limits
 from cb_async.options import OPTIONS
 from cb_async.results import Score, SearchInfo, SearchResult
+from fake_runner import FakeRunner
 
 M = chess.Move.from_uci
 AT = 10.0
@@ -134,10 +135,9 @@ def test_too_long_line() -> None:
     assert said(XBoardAdapter().receive(TooLong(2_000_000), AT)) == ["Error (line too long): 2000000 bytes"]
 
 
-def test_quit_and_end_of_input() -> None:
+def test_quit() -> None:
     adapter = XBoardAdapter()
     assert feed(adapter, "quit") == [Quit()]
-    assert adapter.end_of_input() == [Quit()]
 
 
 @pytest.mark.parametrize("line,expected", [
@@ -411,6 +411,7 @@ def test_ponder_hit_goes_on_with_the_fresh_clock() -> None:
     commands = feed(adapter, "time 5000", "otim 4000", "usermove e7e5")
     assert commands == [PonderHit(received_at=AT, limits=Limits(white_clock=50_000, black_clock=40_000))]
     assert ponder.board is not None
+    assert adapter.on_event(SearchKindChanged("game", ponder.tag)) == ([], [])  # the session took the hit
     # The same search goes on: its lines are shown now, and its move is played.
     assert adapter.on_event(Info(info(2, 1, 9, "g1f3"), ponder.board, ponder.tag))[0] == ["2 9 123 4567 g1f3"]
     assert answer(adapter, ponder, "g1f3")[0][0] == "move g1f3"
@@ -517,52 +518,17 @@ def test_standard_castling_is_e1g1_both_ways() -> None:
 # -- through the session: the ordering that solves the race after `move` --------------------------
 
 
-class ScriptedRunner:
-    """Stands in for the worker process: the test decides when a search answers."""
-
-    def __init__(self) -> None:
-        import asyncio
-
-        self.loop = asyncio.get_running_loop()
-        self.searches: list[tuple[chess.Board, Limits, Any]] = []
-        self.deadlines: dict[int, tuple[float, float] | None] = {}
-
-    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int,
-              settings: Any = None, deadlines: tuple[float, float] | None = None, on_info: Any = None) -> Any:
-        runner = self
-        search_id = len(self.searches) + 1
-        future = self.loop.create_future()
-
-        class Handle:
-            def __init__(self) -> None:
-                self.search_id, self.board, self.future = search_id, board, future
-
-            def stop(self) -> None:
-                if not future.done():
-                    future.set_result(result("a2a3"))
-
-            def set_deadlines(self, soft: float, hard: float) -> None:
-                runner.deadlines[search_id] = (soft, hard)
-
-        self.deadlines[search_id] = deadlines
-        self.searches.append((board, limits, future))
-        return Handle()
-
-    async def new_game(self) -> None:
-        pass
-
-
-async def run_scene(scene: list[Any], *, ponder: str | None = None) -> tuple[list[str], ScriptedRunner]:
+async def run_scene(scene: list[Any], *, ponder: str | None = None) -> tuple[list[str], FakeRunner]:
     """Play lines (str) and search answers (("answer", best)) through a real Session; return
     every line the adapter writes."""
-    import asyncio
+    import anyio
 
-    from cb_async.session import Session
+    from cb_async.session import InputLine, Session
 
     adapter = XBoardAdapter()
-    runner = ScriptedRunner()
+    runner = FakeRunner(stop_result=lambda board: result("a2a3"))
     written: list[str] = []
-    done = asyncio.Event()
+    done = anyio.Event()
 
     def sink(event: Any) -> list[Any]:
         lines, followups = adapter.on_event(event)
@@ -571,29 +537,28 @@ async def run_scene(scene: list[Any], *, ponder: str | None = None) -> tuple[lis
             done.set()
         return followups
 
-    session = Session(runner, sink, lambda line: adapter.receive(line, AT))  # type: ignore[arg-type]
-    task = asyncio.create_task(session.run())
-    for step in scene:
-        if isinstance(step, tuple):
-            _, best = step
-            for _ in range(1000):  # let the session reach the search (yields, no sleeping)
-                if runner.searches and not runner.searches[-1][2].done():
-                    break
-                await asyncio.sleep(0)
-            runner.searches[-1][2].set_result(SearchResult(
-                M(best), M(ponder) if ponder else None, Score(cp=0), 3, 3, 10, 1,
-                (M(best), M(ponder)) if ponder else (M(best),)))
-            for _ in range(1000):  # a GUI answers once it has read the move
-                if any(line.startswith("move ") for line in written):
-                    break
-                await asyncio.sleep(0)
-        else:
-            session.submit(step)
-    session.submit("force")  # ends a search still running; its held pongs follow
-    session.submit("ping end")
-    await asyncio.wait_for(done.wait(), 2)
-    session.submit("quit")
-    await asyncio.wait_for(task, 2)
+    session = Session(runner, sink, lambda line: adapter.receive(line.text, line.received_at))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(session.run)
+        for step in scene:
+            if isinstance(step, tuple):
+                _, best = step
+                with anyio.fail_after(2):
+                    while runner.active is None:  # let the session reach the search
+                        await anyio.sleep(0)
+                runner.active.finish(SearchResult(
+                    M(best), M(ponder) if ponder else None, Score(cp=0), 3, 3, 10, 1,
+                    (M(best), M(ponder)) if ponder else (M(best),)))
+                with anyio.fail_after(2):
+                    while not any(line.startswith("move ") for line in written):  # a GUI answers once it has read the move
+                        await anyio.sleep(0)
+            else:
+                session.submit(InputLine(step, AT))
+        session.submit(InputLine("force", AT))  # ends a search still running; its held pongs follow
+        session.submit(InputLine("ping end", AT))
+        with anyio.fail_after(2):
+            await done.wait()
+        session.submit(InputLine("quit", AT))
     return written, runner
 
 
@@ -602,7 +567,7 @@ async def test_the_answer_to_move_meets_the_updated_game() -> None:
     after the event that wrote the move, so the adapter's game already has e7e5."""
     written, runner = await run_scene(["new", "ping 1", "e2e4", ("answer", "e7e5"), "g1f3", "ping 2"])
     assert written == ["pong 1", "move e7e5", "pong 2", "pong end"]
-    assert runner.searches[-1][0].move_stack == [M("e2e4"), M("e7e5"), M("g1f3")]
+    assert runner.searches[-1].board.move_stack == [M("e2e4"), M("e7e5"), M("g1f3")]
 
 
 async def test_ponder_hit_through_the_session_uses_the_fresh_clock() -> None:
@@ -611,5 +576,5 @@ async def test_ponder_hit_through_the_session_uses_the_fresh_clock() -> None:
          "time 500", "otim 6000", "g1f3", "ping 3"], ponder="g1f3")
     assert written[:2] == ["move e7e5", "Hint: g1f3"]
     assert len(runner.searches) == 2  # the hit went on with the ponder search
-    soft, hard = runner.deadlines[2]  # type: ignore[misc]
+    soft, hard = runner.searches[1].deadlines  # type: ignore[misc]
     assert hard - AT <= 5.0  # within the fresh 5 s, not the old 60 s

@@ -55,9 +55,9 @@ def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...])
                 targets ^= 1 << target
                 victim = piece_type_at(target)
                 if (1 << target) & _BACKRANKS:
-                    append((victim * 8 + 40, _Move(target - shift, target, _QUEEN), 1, victim))  # type: ignore[operator]
+                    append((victim * 8 + 40, _Move(target - shift, target, _QUEEN), 1, victim))  # type: ignore[operator, arg-type]
                 elif values[victim] >= min_victim_value:  # type: ignore[index]
-                    append((victim * 8 - 1, _Move(target - shift, target), 1, victim))  # type: ignore[operator]
+                    append((victim * 8 - 1, _Move(target - shift, target), 1, victim))  # type: ignore[operator, arg-type]
 
     for attacker, squares in (
         (2, board.knights & ours),
@@ -88,7 +88,7 @@ def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...])
                 targets ^= 1 << target
                 victim = piece_type_at(target)
                 if values[victim] >= min_victim_value:  # type: ignore[index]
-                    append((victim * 8 - attacker, _Move(source, target), attacker, victim))  # type: ignore[operator]
+                    append((victim * 8 - attacker, _Move(source, target), attacker, victim))  # type: ignore[operator, arg-type]
     if len(found) > 1:
         found.sort(key=_first, reverse=True)
     return found

@@ -606,7 +606,7 @@ class _SearchRun:
                         if check_squares is None:
                             check_squares, check_rays = _check_targets(board, turn)
                         if not (
-                            (check_squares[piece_type_at(move.from_square)] >> to_square) & 1
+                            (check_squares[piece_type_at(move.from_square)] >> to_square) & 1  # type: ignore[index]
                             or (check_rays >> move.from_square) & 1
                         ):
                             continue
@@ -672,13 +672,13 @@ class _SearchRun:
                     if stage == 2:
                         break
                     stage += 1
-                    scored = []
+                    scored: list[tuple[int, chess.Move]] = []
                     append = scored.append
                     if stage == 1:
                         for move in generate_moves(BB_ALL, theirs):
                             if (move.from_square << 6 | move.to_square) == tt_code and move == tt_move:
                                 continue
-                            append((order_value[piece_type_at(move.to_square)] * 8 - piece_type_at(move.from_square), move))
+                            append((order_value[piece_type_at(move.to_square)] * 8 - piece_type_at(move.from_square), move))  # type: ignore[index, operator]
                     else:
                         first_killer, second_killer = killer_pair
                         for move in generate_moves(BB_ALL, BB_ALL & ~theirs):

@@ -23,7 +23,7 @@ import chess
 from cb_async.search import book, tablebase
 from cb_async.search.levels import level_for
 from cb_async.limits import Limits
-from cb_async.results import Score, SearchInfo, SearchResult
+from cb_async.results import Score, SearchInfo, SearchResult, Source
 from cb_async.search.control import StopToken
 from cb_async.search.scores import TB_WIN, to_score
 from cb_async.search.searcher import Searcher
@@ -129,7 +129,7 @@ def _centipawns(score: Score) -> int:
     return score.cp or 0
 
 
-def _direct(move: chess.Move, board: chess.Board, score: Score, source: str, start: float,
+def _direct(move: chess.Move, board: chess.Board, score: Score, source: Source, start: float,
             tbhits: int = 0) -> SearchResult:
     """The answer without a search: one move, a score, depth 0."""
     elapsed = int((time.monotonic() - start) * 1000)

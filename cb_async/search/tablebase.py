@@ -65,10 +65,10 @@ class Tables:
         return not board.castling_rights and chess.popcount(board.occupied) <= self.max_pieces
 
     def wdl(self, board: chess.Board) -> int | None:
-        return self.tablebase.get_wdl(board)  # type: ignore[attr-defined]
+        return self.tablebase.get_wdl(board)  # type: ignore[attr-defined, no-any-return]
 
     def dtz(self, board: chess.Board) -> int | None:
-        return self.tablebase.get_dtz(board)  # type: ignore[attr-defined]
+        return self.tablebase.get_dtz(board)  # type: ignore[attr-defined, no-any-return]
 
     def close(self) -> None:
         self.tablebase.close()  # type: ignore[attr-defined]

@@ -16,7 +16,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 def default_engine() -> list[str]:
@@ -109,7 +114,7 @@ def summary(name: str, seconds: list[float]) -> str:
     return f"{name:<28} median {statistics.median(ms):8.2f} ms   p99 {p99:8.2f} ms   max {ms[-1]:8.2f} ms   (n={len(ms)})"
 
 
-async def _ticker_lag(seconds: float, work: "asyncio.Future[object]") -> list[float]:
+async def _ticker_lag(seconds: float, work: "asyncio.Future[Any]") -> list[float]:
     """Lag of a 1 ms ticker: how late each `sleep(0.001)` wakes, while `work` runs."""
     import asyncio
 
@@ -211,9 +216,12 @@ def main(argv: list[str]) -> int:
     commands = [shlex.split(c) for c in args.engine] if args.engine else [default_engine()]
     for command in commands:
         print(f"engine: {' '.join(command)}   (cores: {os.cpu_count()})")
-        for name, measure in (("start -> uciok", lambda: start_up(command, args.starts)),
-                              ("isready -> readyok (search)", lambda: isready_while_searching(command, args.isready)),
-                              ("stop -> bestmove (infinite)", lambda: stop_latency(command, args.stops, args.think))):
+        measures: list[tuple[str, Callable[[], list[float]]]] = [
+            ("start -> uciok", lambda: start_up(command, args.starts)),
+            ("isready -> readyok (search)", lambda: isready_while_searching(command, args.isready)),
+            ("stop -> bestmove (infinite)", lambda: stop_latency(command, args.stops, args.think)),
+        ]
+        for name, measure in measures:
             try:
                 print(summary(name, measure()))
             except queue.Empty:

@@ -196,10 +196,12 @@ class Player:
     async def ensure_started(self) -> chess.engine.Protocol:
         if self.engine is None or self.engine.returncode.done():
             popen = chess.engine.popen_uci if self.spec.protocol == "uci" else chess.engine.popen_xboard
-            self.transport, self.engine = await asyncio.wait_for(popen(self.spec.command), 60)
+            self.transport, engine = await asyncio.wait_for(popen(self.spec.command), 60)
+            self.engine = engine
             options = {name: value for name, value in self.spec.options.items()}
             if options:
-                await self.engine.configure(options)
+                await engine.configure(options)
+        assert self.engine is not None
         return self.engine
 
     async def kill(self) -> None:

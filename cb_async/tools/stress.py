@@ -521,7 +521,8 @@ class CnpDriver(Driver):
         position = {"moves": [move.uci() for move in board.move_stack]}
         choice = self.rng.randrange(6)
         clock = self.rng.randrange(50, 400)
-        limit, kind, limits = 0.0, "game", {}
+        limit, kind = 0.0, "game"
+        limits: dict[str, Any] = {}
         if choice == 0:
             limits = {"depth": self.rng.randrange(1, 4)}
         elif choice == 1:
@@ -594,7 +595,7 @@ class CnpDriver(Driver):
         if request.method == "engine/search":
             self.check_search(request, message, code)
         elif request.method in ("engine/stop", "engine/cancel", "engine/ponderHit"):
-            target = self.requests.get(request.target)
+            target = self.requests.get(request.target) if request.target is not None else None
             gone = self.answered_before(request.target, index)
             if code is None and request.method != "engine/ponderHit" and not (target and target.answered_at is not None):
                 raise self.fail(f"{request.method} acknowledged before its search answered: {line}")

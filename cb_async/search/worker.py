@@ -1,0 +1,237 @@
+"""The search worker process: its messages, its shared stop block, and its main loop.
+
+Everything here runs in (or talks to) the worker process that owns a `Searcher` and its hash
+table; the host side is `cb_async.runner`. The two speak in small picklable dataclasses over a
+pipe, one type per message, dispatched with `match`:
+
+    host -> worker: SearchRequest, NewGameRequest, QuitRequest
+    worker -> host: ReadyReply (once), InfoReply, ResultReply, FailedReply, DoneReply
+
+A stop never travels the pipe: the control block is a small shared array the search polls
+through `SharedStopToken` (the id of the highest stopped search, and the deadlines of one
+search id). A stop names its search, so it can never leak into the next one, and a ponder hit
+starts the clock of the running search by writing its deadlines.
+
+This module is light on purpose: the daemon imports it before it forks the worker, and forks
+before it loads python-chess, so that both processes load in parallel; the search itself is
+imported inside `worker_main`, in the worker.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Union
+
+from cb_async.search.control import StopToken
+from cb_async.search.settings import SearchSettings
+
+if TYPE_CHECKING:
+    import multiprocessing.connection
+
+    import chess
+
+    from cb_async.limits import Limits
+    from cb_async.results import SearchInfo, SearchResult
+
+#: Slots of the shared control block (an array of doubles).
+STOPPED_ID, DEADLINE_ID, SOFT, HARD = range(4)
+CONTROL_SLOTS = 4
+
+#: How often the worker checks that its host is still alive, in seconds.
+PARENT_CHECK_SECONDS = 0.25
+
+
+# -- messages ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    search_id: int
+    board: chess.Board
+    limits: Limits
+    hash_mb: int
+    #: Book, tablebases and strength level (the session's options for this search).
+    settings: SearchSettings = field(default_factory=SearchSettings)
+
+
+@dataclass(frozen=True, slots=True)
+class NewGameRequest:
+    """Clear the hash table and what searches keep; answered with `DoneReply(ack_id)`."""
+
+    ack_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class QuitRequest:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class InfoReply:
+    search_id: int
+    info: SearchInfo
+
+
+@dataclass(frozen=True, slots=True)
+class ResultReply:
+    search_id: int
+    result: SearchResult
+
+
+@dataclass(frozen=True, slots=True)
+class FailedReply:
+    """The search raised: a bug, reported instead of killing the worker."""
+
+    search_id: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class DoneReply:
+    ack_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyReply:
+    """The worker has loaded the search and warmed it up: the first search will be as fast as
+    the next. (A worker that dies before it is ready could not start at all.)"""
+
+
+Request = Union[SearchRequest, NewGameRequest, QuitRequest]
+Reply = Union[InfoReply, ResultReply, FailedReply, DoneReply, ReadyReply]
+
+
+# -- the control block -------------------------------------------------------------------------
+
+
+def stop_search(control: Any, search_id: int) -> None:
+    if control[STOPPED_ID] < search_id:
+        control[STOPPED_ID] = search_id
+
+
+def write_deadlines(control: Any, search_id: int, soft: float, hard: float) -> None:
+    # Deadlines first, then the id that makes them visible to that search.
+    control[SOFT] = soft
+    control[HARD] = hard
+    control[DEADLINE_ID] = search_id
+
+
+class SharedStopToken(StopToken):
+    """A `StopToken` view of the shared control block for one search id."""
+
+    __slots__ = ("_control", "_search_id")
+
+    def __init__(self, control: Any, search_id: int) -> None:
+        super().__init__()
+        self._control = control
+        self._search_id = search_id
+
+    def set(self) -> None:
+        stop_search(self._control, self._search_id)
+
+    def set_deadlines(self, soft: float, hard: float) -> None:
+        write_deadlines(self._control, self._search_id, soft, hard)
+
+    def is_set(self) -> bool:
+        return bool(self._control[STOPPED_ID] >= self._search_id)
+
+    @property
+    def soft_deadline(self) -> float:
+        control = self._control
+        return float(control[SOFT]) if control[DEADLINE_ID] == self._search_id else math.inf
+
+    @property
+    def hard_deadline(self) -> float:
+        control = self._control
+        return float(control[HARD]) if control[DEADLINE_ID] == self._search_id else math.inf
+
+
+# -- the process -------------------------------------------------------------------------------
+
+
+def worker_main(conn: multiprocessing.connection.Connection, host_end: Any, control: Any) -> None:
+    """The worker process: warm up, then receive requests, search, send infos and results."""
+    if host_end is not None:
+        host_end.close()  # so that the host's death reads as end of input here
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # GUIs send SIGINT to XBoard engines
+    _detach_stdio()
+    _exit_with_parent(os.getppid())
+    from cb_async.search import Searcher, history_keys
+    from cb_async.search.sources import MoveSources
+
+    searcher = Searcher()
+    sources = MoveSources(searcher)
+    _warm_up(searcher)
+    conn.send(ReadyReply())
+    hash_mb = 16
+    while True:
+        try:
+            message: Request = conn.recv()
+        except (EOFError, OSError):
+            return
+        match message:
+            case SearchRequest(search_id=search_id):
+                if message.hash_mb != hash_mb:
+                    hash_mb = message.hash_mb
+                    searcher.set_hash_size(hash_mb)
+                token = SharedStopToken(control, search_id)
+
+                def on_info(info: SearchInfo, search_id: int = search_id) -> None:
+                    conn.send(InfoReply(search_id, info))
+
+                try:
+                    result = sources.search(message.board, history_keys(message.board), message.limits,
+                                            message.settings, token, on_info)
+                except Exception as error:  # a bug must not kill the worker: answer, say why
+                    conn.send(FailedReply(search_id, f"{type(error).__name__}: {error}"))
+                    continue
+                conn.send(ResultReply(search_id, result))
+            case NewGameRequest(ack_id=ack_id):
+                searcher.new_game()
+                conn.send(DoneReply(ack_id))
+            case QuitRequest():
+                return
+
+
+def _warm_up(searcher: Any) -> None:
+    """Run a tiny search while the engine is idle, so that the first real search does not pay
+    for the first pass through the search's code paths; then forget it (the hash table, the
+    history), so that every search still starts from the same state."""
+    import chess
+
+    from cb_async.limits import Limits
+
+    searcher.search(chess.Board(), (), Limits(depth=2), StopToken())
+    searcher.new_game()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker must not outlive its host: a thread checks every quarter second that the
+    parent is still there (a host killed with SIGKILL closes no pipe the search would notice
+    before its next `info`) and ends the process at once when it is gone."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_CHECK_SECONDS)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, name="cb-async-parent-watch", daemon=True).start()
+
+
+def _detach_stdio() -> None:
+    """The worker must never write protocol: point its stdout at stderr, its stdin at nothing."""
+    try:
+        sys.stdout.flush()
+        os.dup2(2, 1)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+    except OSError:
+        pass

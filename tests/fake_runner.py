@@ -1,0 +1,100 @@
+"""The one scripted search runner of the tests: it stands in for the worker process.
+
+It follows `cb_async.runner.SearchRunner`. A test decides when the running search reports an
+iteration (`post`) or ends by itself (`finish`); a stop ends it at once, as the real stop token
+does, with the runner's `stop_result(board)` (by default the first legal move at depth 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+import chess
+
+from cb_async.limits import Limits
+from cb_async.results import Score, SearchInfo, SearchResult
+from cb_async.search.settings import SearchSettings
+
+
+def first_move_result(board: chess.Board, depth: int = 1) -> SearchResult:
+    """A legal answer: the first legal move (or none, on a finished board)."""
+    move = next(iter(board.legal_moves), None)
+    if move is None:
+        return SearchResult(None, None, Score(mate=0) if board.is_check() else Score(cp=0), 0, 0, 0, 0)
+    return SearchResult(move, None, Score(cp=20), depth, depth, 100, 5, (move,))
+
+
+class FakeSearch:
+    """One scripted search; what the session did to it is kept for the test to read."""
+
+    def __init__(self, runner: FakeRunner, search_id: int, board: chess.Board, limits: Limits, hash_mb: int,
+                 settings: SearchSettings, deadlines: tuple[float, float] | None,
+                 on_info: Callable[[SearchInfo], None], on_end: Callable[[int], None]) -> None:
+        self.search_id = search_id
+        self.board = board
+        self.limits = limits
+        self.hash_mb = hash_mb
+        self.settings = settings
+        self.deadlines = deadlines
+        self.stopped = False
+        self._runner = runner
+        self._on_info = on_info
+        self._on_end = on_end
+        self._ended = anyio.Event()
+        self._result: SearchResult | None = None
+
+    @property
+    def ended(self) -> bool:
+        return self._ended.is_set()
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.finish(self._runner.stop_result(self.board))
+
+    def set_deadlines(self, soft: float, hard: float) -> None:
+        self.deadlines = (soft, hard)
+
+    def post(self, info: SearchInfo) -> None:
+        """The search reports an iteration (ignored once it has ended, as a late info is)."""
+        if not self.ended:
+            self._on_info(info)
+
+    def finish(self, result: SearchResult | None = None) -> None:
+        """The search ends (by itself, unless `stop` called this)."""
+        if self.ended:
+            return
+        self._result = result if result is not None else first_move_result(self.board, depth=5)
+        self._ended.set()
+        self._on_end(self.search_id)
+
+    async def result(self) -> SearchResult:
+        await self._ended.wait()
+        assert self._result is not None
+        return self._result
+
+
+class FakeRunner:
+    def __init__(self, stop_result: Callable[[chess.Board], SearchResult] = first_move_result) -> None:
+        self.stop_result = stop_result
+        self.searches: list[FakeSearch] = []
+        self.new_games = 0
+
+    @property
+    def active(self) -> FakeSearch | None:
+        """The search that has not ended yet, if any."""
+        if self.searches and not self.searches[-1].ended:
+            return self.searches[-1]
+        return None
+
+    def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int, settings: SearchSettings,
+              deadlines: tuple[float, float] | None, on_info: Callable[[SearchInfo], None],
+              on_end: Callable[[int], None]) -> FakeSearch:
+        assert self.active is None, "one search at a time"
+        search = FakeSearch(self, len(self.searches) + 1, board, limits, hash_mb, settings, deadlines, on_info,
+                            on_end)
+        self.searches.append(search)
+        return search
+
+    async def new_game(self) -> None:
+        self.new_games += 1
