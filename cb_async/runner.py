@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import multiprocessing.connection
+import os
 import sys
 import threading
 import time
@@ -133,13 +134,16 @@ class ProcessRunner:
     """Runs searches in a worker process and ends their handles on the event loop.
 
     `start()` the process (with `fork`, before the host starts threads of its own), then
-    `attach()` it from inside the event loop that awaits the searches.
+    `attach()` it from inside the event loop that awaits the searches. A worker that dies is
+    started again with `restart_context`: by then the host has threads, so never with `fork`.
     """
 
     _ids = itertools.count(1)
 
-    def __init__(self, context: multiprocessing.context.BaseContext | None = None) -> None:
+    def __init__(self, context: multiprocessing.context.BaseContext | None = None, *,
+                 restart_context: multiprocessing.context.BaseContext | None = None) -> None:
         self._context: Any = context or default_context()  # a concrete context: BaseContext lacks Process
+        self._restart_context = restart_context or library_context()
         self.control: Any = self._context.RawArray("d", CONTROL_SLOTS)
         self.control[STOPPED_ID] = 0.0
         self.control[DEADLINE_ID] = 0.0
@@ -329,6 +333,7 @@ class ProcessRunner:
             error: WorkerDied = WorkerBroken("the search process dies as soon as it starts; not restarting it")
         else:
             self.restarts += 1
+            self._context = self._restart_context
             self.start()
             error = WorkerDied("the search process ended unexpectedly")
         if search is not None:
@@ -348,11 +353,22 @@ def default_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+#: Names a start method for the embedded library's workers instead of the platform's choice
+#: (the tests run the library under `spawn` on Linux, as macOS and Windows do).
+START_METHOD_VARIABLE = "CB_ASYNC_START_METHOD"
+
+
 def library_context() -> multiprocessing.context.BaseContext:
     """The worker's start method inside a host application, which may run threads of its own:
     never `fork` it (a lock held by another thread at that moment would stay held forever in
     the worker). `forkserver` on Linux: its server starts once, from a process without threads,
     and every later worker forks from it. Elsewhere `spawn`, the platform's own default."""
+    wanted = os.environ.get(START_METHOD_VARIABLE)
+    if wanted:
+        if wanted not in multiprocessing.get_all_start_methods():
+            raise ValueError(f"{START_METHOD_VARIABLE}={wanted}: not a start method here "
+                             f"(one of {', '.join(multiprocessing.get_all_start_methods())})")
+        return multiprocessing.get_context(wanted)
     if sys.platform.startswith("linux"):
         return multiprocessing.get_context("forkserver")
     return multiprocessing.get_context("spawn")

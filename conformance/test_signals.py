@@ -16,7 +16,7 @@ import chess
 import pytest
 
 from cb_async.framing import MAX_LINE_BYTES
-from cb_async.tools.procinfo import children
+from cb_async.tools.procinfo import search_worker
 from conformance.engine_process import EngineProcess
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals and /proc: Linux")
@@ -25,13 +25,12 @@ OVER = MAX_LINE_BYTES + 1
 
 
 def worker_of(engine: EngineProcess, timeout: float = 5.0) -> int:
-    """The search worker's pid: the engine's only child."""
+    """The search worker's pid (see `procinfo.search_worker`)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = children(engine.process.pid)
-        if found:
-            assert len(found) == 1, found
-            return found[0]
+        found = search_worker(engine.process.pid)
+        if found is not None:
+            return found
         time.sleep(0.01)
     raise AssertionError("the engine has no search worker")
 
@@ -188,3 +187,52 @@ def test_cnp_a_killed_worker_still_gets_a_response() -> None:
         assert chess.Move.from_uci(message["result"]["bestMove"]) in chess.Board().legal_moves
         engine.send(json.dumps({"jsonrpc": "2.0", "id": 8, "method": "engine/search", "params": {"limits": {"depth": 2}, "info": False}}))
         assert json.loads(engine.expect(r"\{.*\}", timeout=20).text)["id"] == 8
+
+
+# -- an engine that dies ----------------------------------------------------------------------------
+
+
+def test_the_worker_of_a_killed_engine_ends_itself() -> None:
+    """SIGKILL closes no pipe the search would notice before its next write: the worker still
+    ends (it watches its parent), instead of searching on for nobody."""
+    with EngineProcess("--protocol", "uci") as engine:
+        engine.send("go infinite")
+        engine.expect(r"info depth 3 .*", timeout=10, skip=r"info .*")
+        worker = worker_of(engine)
+        engine.process.kill()
+        engine.process.wait(5)
+        assert gone(worker, timeout=5)
+
+
+HOST = """
+import asyncio, os, sys
+import chess, chess.engine
+import cb_async
+
+async def main():
+    async with cb_async.Engine() as engine:
+        analysis = await engine.analysis(chess.Board())
+        async for info in analysis:
+            if info.get("depth", 0) >= 3:
+                print(engine._runner._process.pid, flush=True)
+                await asyncio.sleep(3600)
+
+if __name__ == "__main__":
+    asyncio.run(main())
+"""
+
+
+def test_the_worker_of_a_crashed_host_program_ends_itself(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    script = tmp_path / "host.py"
+    script.write_text(HOST)
+    host = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout is not None
+        worker = int(host.stdout.readline())
+        host.kill()
+        host.wait(5)
+        assert gone(worker, timeout=5)
+    finally:
+        host.kill()

@@ -9,7 +9,7 @@ from cb_async.adapters.uci import UciAdapter, UciNotice
 from cb_async.commands import (
     Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, SetPosition, Stop,
 )
-from cb_async.events import BestMove, Identity, Info, Message, OptionError, OptionsSet, Ready
+from cb_async.events import BestMove, Identity, Info, Message, OptionError, OptionsSet, Ready, SearchStarted
 from cb_async.framing import TooLong
 from cb_async.limits import Limits
 from cb_async.options import OPTIONS
@@ -226,3 +226,31 @@ def test_the_notation_options_follow_only_what_the_session_accepted() -> None:
     assert not adapter.chess960  # refused by the session: no OptionsSet, nothing changes
     adapter.format(OptionsSet({"UCI_Chess960": True, "UCI_ShowWDL": True}))
     assert adapter.chess960 and adapter.show_wdl
+
+
+def test_each_info_line_is_written_once() -> None:
+    """The final depth's lines were written as the search went: the answer does not repeat them."""
+    adapter = UciAdapter()
+    board = chess.Board()
+    adapter.format(SearchStarted(board, "game"))
+    written = [line for depth in (1, 2, 3)
+               for line in adapter.format(Info(info(depth=depth, multipv=1), board))]
+    last = info(depth=3, multipv=1)
+    result = SearchResult(M("e2e4"), M("e7e5"), Score(cp=31), 3, 9, 12345, 246, (M("e2e4"), M("e7e5")), (last,))
+    written += adapter.format(BestMove(result, board))
+    assert [line.split(" pv ")[0].split(" seldepth")[0] for line in written] == [
+        "info depth 1", "info depth 2", "info depth 3", "bestmove e2e4 ponder e7e5"]
+
+
+def test_a_final_line_unlike_the_last_one_written_is_written() -> None:
+    """Stopped in the middle of an iteration after a fail-high line: the answer ends on the
+    last complete depth's line, which is not what was written last."""
+    adapter = UciAdapter()
+    board = chess.Board()
+    adapter.format(SearchStarted(board, "game"))
+    adapter.format(Info(info(depth=3), board))
+    adapter.format(Info(info(depth=4, bound="lower"), board))
+    result = SearchResult(M("e2e4"), M("e7e5"), Score(cp=31), 3, 9, 12345, 246, (M("e2e4"), M("e7e5")),
+                          (info(depth=3),))
+    out = adapter.format(BestMove(result, board))
+    assert [line.split(" seldepth")[0] for line in out] == ["info depth 3", "bestmove e2e4 ponder e7e5"]

@@ -108,6 +108,36 @@ def stop_latency(command: list[str], count: int, think: float) -> list[float]:
     return times
 
 
+def orphan_exit(command: list[str], count: int) -> list[float]:
+    """How long the search worker outlives its engine killed with SIGKILL mid-search (Linux)."""
+    import signal
+
+    from cb_async.tools.procinfo import children
+
+    times = []
+    for _ in range(count):
+        engine = Uci(command)
+        engine.send("go infinite")
+        engine.wait_for("info depth 3")
+        workers = children(engine.process.pid)
+        killed = time.perf_counter()
+        engine.process.kill()
+        engine.process.wait()
+        while any(_alive(pid) for pid in workers):
+            time.sleep(0.001)
+        times.append(time.perf_counter() - killed)
+    return times
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie, dead but not yet reaped, counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return not stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
+
+
 def summary(name: str, seconds: list[float]) -> str:
     ms = sorted(t * 1000 for t in seconds)
     p99 = ms[min(len(ms) - 1, int(round(0.99 * (len(ms) - 1))))]
@@ -177,17 +207,24 @@ def _child_processes() -> int:
         return -1
 
 
-async def open_close_cycles(cycles: int) -> list[tuple[int, int, int]]:
-    """(cycle, open fds, child processes) every so often over `cycles` open/ping/close."""
+async def open_close_cycles(cycles: int) -> tuple[list[tuple[int, int, int]], list[float]]:
+    """Over `cycles` engines opened, asked for a depth-1 move and closed: (cycle, open fds,
+    child processes) every so often, and each engine's time from opening to its first answer."""
+    import chess
+    import chess.engine
+
     from cb_async.embedded import Engine
 
     samples = [(0, _open_fds(), _child_processes())]
+    first_answers = []
     for cycle in range(1, cycles + 1):
+        opened = time.perf_counter()
         async with Engine() as engine:
-            await engine.ping()
+            await engine.play(chess.Board(), chess.engine.Limit(depth=1))
+            first_answers.append(time.perf_counter() - opened)
         if cycle % max(1, cycles // 10) == 0:
             samples.append((cycle, _open_fds(), _child_processes()))
-    return samples
+    return samples, first_answers
 
 
 def main(argv: list[str]) -> int:
@@ -198,6 +235,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--isready", type=int, default=200)
     parser.add_argument("--stops", type=int, default=100)
     parser.add_argument("--think", type=float, default=0.1, help="seconds each search runs before its stop")
+    parser.add_argument("--orphans", type=int, default=0,
+                        help="also kill the engine (SIGKILL) mid-search this many times and time its worker's exit (Linux)")
     parser.add_argument("--embedded", action="store_true",
                         help="measure the embedded library instead: host loop lag during a search, and open/close cycles")
     parser.add_argument("--seconds", type=float, default=2.0, help="--embedded: how long the search runs")
@@ -210,7 +249,8 @@ def main(argv: list[str]) -> int:
         print(f"host loop lag of a 1 ms ticker during a {args.seconds:g} s search (cores: {os.cpu_count()})")
         print(summary("cb_async.Engine (process)", process_lags))
         print(summary("anchor: search in a thread", thread_lags))
-        samples = asyncio.run(open_close_cycles(args.cycles))
+        samples, first_answers = asyncio.run(open_close_cycles(args.cycles))
+        print(summary("open -> first answer", first_answers))
         print(f"open/close cycles: {', '.join(f'{c}: {fds} fds {kids} children' for c, fds, kids in samples)}")
         return 0
     commands = [shlex.split(c) for c in args.engine] if args.engine else [default_engine()]
@@ -221,6 +261,8 @@ def main(argv: list[str]) -> int:
             ("isready -> readyok (search)", lambda: isready_while_searching(command, args.isready)),
             ("stop -> bestmove (infinite)", lambda: stop_latency(command, args.stops, args.think)),
         ]
+        if args.orphans:
+            measures.append(("engine killed -> worker gone", lambda: orphan_exit(command, args.orphans)))
         for name, measure in measures:
             try:
                 print(summary(name, measure()))

@@ -25,6 +25,30 @@ def children(pid: int) -> list[int]:
     return sorted(found)
 
 
+def command_line(pid: int) -> str:
+    """The command line of `pid`, its arguments joined by spaces ("" if it is gone)."""
+    try:
+        return (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def search_worker(engine_pid: int) -> int | None:
+    """The search worker of a cb-async engine: its forked child at first; after a restart, the
+    child of the forkserver that the engine started for restarts. None while there is none."""
+    for pid in children(engine_pid):
+        command = command_line(pid)
+        if "resource_tracker" in command:
+            continue
+        if "forkserver" in command:
+            workers = children(pid)
+            if workers:
+                return workers[0]
+            continue
+        return pid
+    return None
+
+
 def rss_kib(pid: int) -> int | None:
     """Resident memory of one process (VmRSS) in KiB, or None if it is gone."""
     try:
