@@ -16,7 +16,6 @@ so it is written in order with everything before it.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import re
@@ -536,17 +535,9 @@ def option_description(spec: OptionSpec) -> dict[str, Any]:
     return option
 
 
-# -- `cb-async cnp-schema` ----------------------------------------------------------------------
+# -- the schema (`cb-async cnp-schema` prints it) ----------------------------------------------
 
 
 def schema_text() -> str:
     """The JSON Schema of CNP as docs/cnp.schema.json holds it."""
     return json.dumps(json_schema(), indent=2) + "\n"
-
-
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="cb-async cnp-schema",
-                                     description="Print the JSON Schema of CNP, the Chess Node Protocol.")
-    parser.parse_args(argv)
-    print(schema_text(), end="")
-    return 0

@@ -51,3 +51,28 @@ def test_end_of_input_before_any_command_exits_cleanly() -> None:
     result = run(stdin="")
     assert result.returncode == 0
     assert result.stdout == ""
+
+
+def test_a_bad_log_path_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    for path, says in ((str(tmp_path / "no" / "such" / "x.log"), "No such file or directory"),
+                       (str(tmp_path), "is a folder")):
+        result = run("--log", path, stdin="uci\nquit\n")
+        assert result.returncode == 2
+        assert result.stdout == ""
+        assert result.stderr.count("\n") == 1 and says in result.stderr, result.stderr
+        assert result.stderr.startswith("cb-async: argument --log: ")
+
+
+def test_help_of_each_subcommand_from_the_real_binary() -> None:
+    for name in ("bench", "perft", "latency", "match", "stress", "cnp-schema"):
+        result = run(name, "--help")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith(f"usage: cb-async {name}")
+        assert result.stderr == ""
+
+
+def test_engine_flags_before_a_subcommand(tmp_path: Path) -> None:
+    result = run("--log", str(tmp_path / "x.log"), "perft", "startpos", "2")
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[-1] == "Nodes searched: 400"
+    assert result.stderr == "cb-async: note: --log is for the engine; 'perft' ignores it\n"

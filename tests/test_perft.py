@@ -9,7 +9,8 @@ from __future__ import annotations
 import chess
 import pytest
 
-from cb_async.tools.perft import divide, main, parse_position, perft
+from cb_async.cli import main as cli
+from cb_async.tools.perft import divide, parse_position, perft
 
 PUBLISHED = [
     pytest.param("startpos", 4, 197281, id="start"),
@@ -46,7 +47,7 @@ def test_chess960_is_detected_from_the_castling_field() -> None:
 
 
 def test_cli_prints_divide_then_total(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["startpos", "2"]) == 0
+    assert cli(["perft", "startpos", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[-1] == "Nodes searched: 400"
     assert lines[-2] == ""
@@ -57,19 +58,19 @@ def test_cli_prints_divide_then_total(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_cli_accepts_fen_as_separate_fields(capsys: pytest.CaptureFixture[str]) -> None:
     fields = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1".split()
-    assert main([*fields, "2"]) == 0
+    assert cli(["perft", *fields, "2"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "Nodes searched: 2039"
 
 
 def test_cli_prints_chess960_castling_as_king_takes_rook(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["r3k2r/8/8/8/8/8/8/R3K2R w HAha - 0 1", "1"]) == 0
+    assert cli(["perft", "r3k2r/8/8/8/8/8/8/R3K2R w HAha - 0 1", "1"]) == 0
     out = capsys.readouterr().out
     assert "e1h1: 1" in out and "e1a1: 1" in out
     assert "e1g1" not in out
 
 
 def test_cli_prints_standard_castling_as_king_two_squares(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", "1"]) == 0
+    assert cli(["perft", "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", "1"]) == 0
     out = capsys.readouterr().out
     assert "e1g1: 1" in out and "e1c1: 1" in out
 
@@ -79,7 +80,7 @@ def test_cli_prints_standard_castling_as_king_two_squares(capsys: pytest.Capture
     [[], ["startpos"], ["startpos", "x"], ["startpos", "0"], ["not a fen", "2"], ["8/8/8/8/8/8/8/8 w - - 0 1", "1"]],
 )
 def test_cli_rejects_bad_input_with_status_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(argv) == 2
+    assert cli(["perft", *argv]) == 2
     captured = capsys.readouterr()
     assert captured.err.strip()
     assert captured.out == ""

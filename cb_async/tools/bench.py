@@ -8,11 +8,12 @@ speed and depth reached on a few reference positions in fixed time.
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 import chess
 
+from cb_async.cli import UsageError, number, whole_number
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
 
@@ -92,32 +93,24 @@ def speed(seconds: float = 5.0) -> list[tuple[str, int, int, int]]:
     return rows
 
 
-def main(argv: list[str]) -> int:
-    """Entry point of `cb-async bench [depth]` and `cb-async bench --positions-5s [seconds]`."""
-    if argv and argv[0] == "--positions-5s":
-        try:
-            seconds = float(argv[1]) if len(argv) > 1 else 5.0
-        except ValueError:
-            print(f"bench: seconds must be a number, not {argv[1]!r}", file=sys.stderr)
-            return 2
-        speed(seconds)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("depth", nargs="?", type=whole_number(1),
+                        help=f"the depth of every search (default {DEFAULT_DEPTH}, the one `Bench:` quotes)")
+    parser.add_argument("--positions-5s", dest="speed_seconds", nargs="?", type=number(0.001), const=5.0,
+                        metavar="SECONDS",
+                        help="measure speed instead: search the start and three middlegames for SECONDS each (default 5)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """`cb-async bench [depth]` and `cb-async bench --positions-5s [seconds]`."""
+    if args.speed_seconds is not None:
+        if args.depth is not None:
+            raise UsageError("--positions-5s searches for a time, not to a depth: give one or the other")
+        speed(args.speed_seconds)
         return 0
-    depth = DEFAULT_DEPTH
-    if argv:
-        try:
-            depth = int(argv[0])
-        except ValueError:
-            depth = 0
-        if depth < 1:
-            print(f"bench: depth must be a whole number >= 1, not {argv[0]!r}", file=sys.stderr)
-            return 2
-    nodes, seconds = bench(depth)
+    nodes, seconds = bench(DEFAULT_DEPTH if args.depth is None else args.depth)
     print()
     print(f"Total time (ms) : {int(seconds * 1000)}")
     print(f"Nodes searched  : {nodes}")
     print(f"Nodes/second    : {int(nodes / seconds) if seconds > 0 else 0}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -8,20 +8,19 @@ Start-up to `uciok` (a new process each time), `isready` -> `readyok` while a se
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import queue
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import asyncio
+from cb_async.cli import UsageError, number, whole_number
 
 
 def default_engine() -> list[str]:
@@ -138,16 +137,14 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def summary(name: str, seconds: list[float]) -> str:
+def summary(name: str, seconds: list[float], width: int = 28) -> str:
     ms = sorted(t * 1000 for t in seconds)
     p99 = ms[min(len(ms) - 1, int(round(0.99 * (len(ms) - 1))))]
-    return f"{name:<28} median {statistics.median(ms):8.2f} ms   p99 {p99:8.2f} ms   max {ms[-1]:8.2f} ms   (n={len(ms)})"
+    return f"{name:<{width}} median {statistics.median(ms):8.2f} ms   p99 {p99:8.2f} ms   max {ms[-1]:8.2f} ms   (n={len(ms)})"
 
 
-async def _ticker_lag(seconds: float, work: "asyncio.Future[Any]") -> list[float]:
+async def _ticker_lag(seconds: float, work: Awaitable[object]) -> list[float]:
     """Lag of a 1 ms ticker: how late each `sleep(0.001)` wakes, while `work` runs."""
-    import asyncio
-
     lags = []
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
@@ -161,8 +158,6 @@ async def _ticker_lag(seconds: float, work: "asyncio.Future[Any]") -> list[float
 async def embedded_lag(seconds: float) -> tuple[list[float], list[float]]:
     """The host loop's lag during a search: cb_async.Engine (worker process) against the same
     search in a thread of the host, the anchor."""
-    import asyncio
-
     import chess
     import chess.engine
 
@@ -227,46 +222,74 @@ async def open_close_cycles(cycles: int) -> tuple[list[tuple[int, int, int]], li
     return samples, first_answers
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="cb-async latency", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", action="append", metavar="CMD",
-                        help="a UCI engine command line to measure (repeatable); default: this cb-async")
-    parser.add_argument("--starts", type=int, default=10)
-    parser.add_argument("--isready", type=int, default=200)
-    parser.add_argument("--stops", type=int, default=100)
-    parser.add_argument("--think", type=float, default=0.1, help="seconds each search runs before its stop")
-    parser.add_argument("--orphans", type=int, default=0,
-                        help="also kill the engine (SIGKILL) mid-search this many times and time its worker's exit (Linux)")
+                        help="a UCI engine command line to measure (repeatable, measured side by side); "
+                             "default: this cb-async")
+    parser.add_argument("--starts", type=whole_number(0), default=10, help="engine starts to time (0 skips)")
+    parser.add_argument("--isready", type=whole_number(0), default=200, help="isready during a search (0 skips)")
+    parser.add_argument("--stops", type=whole_number(0), default=100, help="stops of an infinite search (0 skips)")
+    parser.add_argument("--think", type=number(0), default=0.1, help="seconds each search runs before its stop")
+    parser.add_argument("--orphans", type=whole_number(0), default=0,
+                        help="kill the engine (SIGKILL) mid-search this many times and time its worker's exit (Linux)")
     parser.add_argument("--embedded", action="store_true",
                         help="measure the embedded library instead: host loop lag during a search, and open/close cycles")
-    parser.add_argument("--seconds", type=float, default=2.0, help="--embedded: how long the search runs")
-    parser.add_argument("--cycles", type=int, default=1000, help="--embedded: engine open/close cycles")
-    args = parser.parse_args(argv)
-    if args.embedded:
-        import asyncio
+    parser.add_argument("--seconds", type=number(0.01), default=2.0, help="--embedded: how long the search runs")
+    parser.add_argument("--cycles", type=whole_number(1), default=1000, help="--embedded: engine open/close cycles")
 
+
+def run(args: argparse.Namespace) -> int:
+    if args.embedded:
         process_lags, thread_lags = asyncio.run(embedded_lag(args.seconds))
         print(f"host loop lag of a 1 ms ticker during a {args.seconds:g} s search (cores: {os.cpu_count()})")
         print(summary("cb_async.Engine (process)", process_lags))
         print(summary("anchor: search in a thread", thread_lags))
-        samples, first_answers = asyncio.run(open_close_cycles(args.cycles))
+        cycles, first_answers = asyncio.run(open_close_cycles(args.cycles))
         print(summary("open -> first answer", first_answers))
-        print(f"open/close cycles: {', '.join(f'{c}: {fds} fds {kids} children' for c, fds, kids in samples)}")
+        print(f"open/close cycles: {', '.join(f'{c}: {fds} fds {kids} children' for c, fds, kids in cycles)}")
         return 0
-    commands = [shlex.split(c) for c in args.engine] if args.engine else [default_engine()]
-    for command in commands:
-        print(f"engine: {' '.join(command)}   (cores: {os.cpu_count()})")
-        measures: list[tuple[str, Callable[[], list[float]]]] = [
-            ("start -> uciok", lambda: start_up(command, args.starts)),
-            ("isready -> readyok (search)", lambda: isready_while_searching(command, args.isready)),
-            ("stop -> bestmove (infinite)", lambda: stop_latency(command, args.stops, args.think)),
-        ]
-        if args.orphans:
-            measures.append(("engine killed -> worker gone", lambda: orphan_exit(command, args.orphans)))
-        for name, measure in measures:
-            try:
-                print(summary(name, measure()))
-            except queue.Empty:
-                print(f"{name:<28} no answer within 30 s")
-            sys.stdout.flush()
+    commands = [_engine_command(text) for text in args.engine] if args.engine else [default_engine()]
+    # Interleaved: each round measures every engine once, so load on the machine falls on all alike.
+    measures: list[tuple[str, int, Callable[[list[str]], list[float]]]] = [
+        ("start -> uciok", args.starts, lambda command: start_up(command, 1)),
+        ("isready -> readyok (search)", args.isready, lambda command: isready_while_searching(command, args.isready)),
+        ("stop -> bestmove (infinite)", args.stops, lambda command: stop_latency(command, args.stops, args.think)),
+        ("engine killed -> worker gone", args.orphans, lambda command: orphan_exit(command, args.orphans)),
+    ]
+    print(f"cores: {os.cpu_count()}")
+    for name, count, measure in measures:
+        if count == 0:
+            continue
+        rounds = count if name.startswith("start") else 1
+        samples: dict[int, list[float]] = {index: [] for index in range(len(commands))}
+        failed: set[int] = set()
+        for _ in range(rounds):
+            for index, command in enumerate(commands):
+                if index in failed:
+                    continue
+                try:
+                    samples[index].extend(measure(command))
+                except queue.Empty:
+                    failed.add(index)
+        labels = [f"{name} [{' '.join(command)}]" if len(commands) > 1 else name for command in commands]
+        width = max(28, *(len(label) for label in labels))
+        for index, label in enumerate(labels):
+            if index in failed:
+                print(f"{label:<{width}} no answer within 30 s")
+            else:
+                print(summary(label, samples[index], width))
+        sys.stdout.flush()
     return 0
+
+
+def _engine_command(text: str) -> list[str]:
+    """The words of an --engine command line, checked: a command that cannot start is a UsageError."""
+    try:
+        command = shlex.split(text)
+    except ValueError as error:
+        raise UsageError(f"--engine {text!r}: {error}") from None
+    if not command:
+        raise UsageError("--engine needs a command")
+    if shutil.which(command[0]) is None:
+        raise UsageError(f"--engine {text!r}: no such program: {command[0]}")
+    return command

@@ -21,6 +21,7 @@ import datetime
 import math
 import random
 import shlex
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -31,6 +32,9 @@ import chess
 import chess.engine
 import chess.pgn
 import chess.polyglot
+
+from cb_async import cli
+from cb_async.cli import UsageError
 
 DEFAULT_OPENINGS = Path(__file__).parent.parent / "data" / "openings.epd"
 STALL_GRACE_SECONDS = 5.0
@@ -64,6 +68,8 @@ def parse_engine(words: Sequence[str]) -> EngineSpec:
     if protocol not in ("uci", "xboard"):
         raise ValueError(f"proto must be uci or xboard, not {protocol!r}")
     command = shlex.split(fields["cmd"])
+    if not command:
+        raise ValueError("cmd= names no command")
     return EngineSpec(fields.get("name", Path(command[0]).name), command, protocol, options)
 
 
@@ -185,6 +191,10 @@ class GameResult:
     pgn: chess.pgn.Game
 
 
+class EngineStartFailed(chess.engine.EngineError):
+    """An engine could not be started or refused its options (mid-match it loses the game)."""
+
+
 class Player:
     """One engine process, started once and reused for many games."""
 
@@ -196,12 +206,17 @@ class Player:
     async def ensure_started(self) -> chess.engine.Protocol:
         if self.engine is None or self.engine.returncode.done():
             popen = chess.engine.popen_uci if self.spec.protocol == "uci" else chess.engine.popen_xboard
-            self.transport, engine = await asyncio.wait_for(popen(self.spec.command), 60)
-            self.engine = engine
-            options = {name: value for name, value in self.spec.options.items()}
-            if options:
-                await engine.configure(options)
-        assert self.engine is not None
+            try:
+                transport, engine = await asyncio.wait_for(popen(self.spec.command), 60)
+                self.transport, self.engine = transport, engine
+                options = {name: value for name, value in self.spec.options.items()}
+                if options:
+                    await engine.configure(options)
+            except (chess.engine.EngineError, chess.engine.EngineTerminatedError, OSError, asyncio.TimeoutError) as error:
+                await self.kill()
+                raise EngineStartFailed(f"engine {self.spec.name} ({shlex.join(self.spec.command)}) did not start: "
+                                        f"{error or type(error).__name__}") from error
+            return engine
         return self.engine
 
     async def kill(self) -> None:
@@ -461,49 +476,74 @@ async def run_match(specs: tuple[EngineSpec, EngineSpec], games: int, openings: 
     return tally
 
 
-def _key_values(words: Sequence[str]) -> dict[str, str]:
-    return dict(word.split("=", 1) for word in words)
+def _key_values(option: str, words: Sequence[str], keys: Sequence[str]) -> dict[str, float]:
+    """`--sprt elo0=0 elo1=5` and the like: each word KEY=NUMBER, with a known KEY."""
+    values: dict[str, float] = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or key not in keys:
+            raise UsageError(f"{option}: expected {' '.join(f'{k}=N' for k in keys)}, not {word!r}")
+        try:
+            values[key] = float(value)
+        except ValueError:
+            raise UsageError(f"{option}: {key} must be a number, not {value!r}") from None
+    return values
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="cb-async match", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = __doc__.split("\n\n", 2)[0] + "\n\n" + __doc__.split("\n\n", 2)[1]
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--engine", nargs="+", action="append", required=True, metavar="KEY=VALUE",
                         help="cmd=COMMAND [name=NAME] [proto=uci|xboard] [option.NAME=VALUE ...]; give it twice")
-    parser.add_argument("--games", type=int, default=2)
-    parser.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS, help="EPD or PGN file of start positions")
+    parser.add_argument("--games", type=cli.whole_number(1), default=2)
+    parser.add_argument("--openings", type=cli.readable_file, default=DEFAULT_OPENINGS,
+                        help="EPD or PGN file of start positions (default: the 64 built-in openings)")
     control = parser.add_mutually_exclusive_group()
     control.add_argument("--tc", help="base+increment in seconds, e.g. 10+0.1")
-    control.add_argument("--movetime", type=float, help="seconds per move")
-    parser.add_argument("--depth", type=int)
-    parser.add_argument("--nodes", type=int)
-    parser.add_argument("--concurrency", type=int, default=1)
-    parser.add_argument("--pgn", type=Path, help="append every game to this PGN file")
+    control.add_argument("--movetime", type=cli.number(0.001), help="seconds per move")
+    parser.add_argument("--depth", type=cli.whole_number(1))
+    parser.add_argument("--nodes", type=cli.whole_number(1))
+    parser.add_argument("--concurrency", type=cli.whole_number(1), default=1)
+    parser.add_argument("--pgn", type=cli.appendable_file, help="append every game to this PGN file")
     parser.add_argument("--resign", nargs="+", metavar="KEY=VALUE", help="score=CP moves=N")
     parser.add_argument("--draw", nargs="+", metavar="KEY=VALUE", help="score=CP moves=N after=FULLMOVES")
-    parser.add_argument("--tb", metavar="DIR", help="adjudicate with Syzygy tablebases in DIR")
+    parser.add_argument("--tb", metavar="DIR", type=cli.existing_folder, help="adjudicate with Syzygy tablebases in DIR")
     parser.add_argument("--sprt", nargs="+", metavar="KEY=VALUE", help="elo0=0 elo1=5 alpha=0.05 beta=0.05")
     parser.add_argument("--seed", type=int, default=1, help="shuffles the openings reproducibly")
     parser.add_argument("--ponder", action="store_true", help="the engines ponder on the opponent's time")
     parser.add_argument("--rss", action="store_true",
                         help="sample each engine's resident memory (with its children) after every game (Linux)")
-    args = parser.parse_args(argv)
+
+
+def _time_control(args: argparse.Namespace) -> TimeControl:
+    if args.tc:
+        try:
+            tc = TimeControl.parse(args.tc)
+        except ValueError:
+            raise UsageError(f"--tc takes base+increment in seconds, e.g. 10+0.1, not {args.tc!r}") from None
+        if not (tc.base is not None and tc.base > 0 and tc.increment >= 0):
+            raise UsageError(f"--tc needs a base above 0 and an increment of at least 0, not {args.tc!r}")
+        return tc
+    if args.movetime or args.depth or args.nodes:
+        return TimeControl(movetime=args.movetime, depth=args.depth, nodes=args.nodes)
+    raise UsageError("give --tc, --movetime, --depth or --nodes")
+
+
+def run(args: argparse.Namespace) -> int:
     if len(args.engine) != 2:
-        parser.error("give exactly two --engine")
+        raise UsageError(f"give exactly two --engine, not {len(args.engine)}")
     try:
         specs = (parse_engine(args.engine[0]), parse_engine(args.engine[1]))
     except ValueError as error:
-        parser.error(str(error))
+        raise UsageError(f"--engine: {error}") from None
+    for spec in specs:
+        if shutil.which(spec.command[0]) is None:
+            raise UsageError(f"--engine: no such program: {spec.command[0]}")
     if specs[0].name == specs[1].name:
         specs[1].name += "-2"
-    if args.tc:
-        tc = TimeControl.parse(args.tc)
-    elif args.movetime or args.depth or args.nodes:
-        tc = TimeControl(movetime=args.movetime, depth=args.depth, nodes=args.nodes)
-    else:
-        parser.error("give --tc, --movetime, --depth or --nodes")
-    resign = _key_values(args.resign or [])
-    draw = _key_values(args.draw or [])
+    tc = _time_control(args)
+    resign = _key_values("--resign", args.resign or [], ("score", "moves"))
+    draw = _key_values("--draw", args.draw or [], ("score", "moves", "after"))
     adjudication = Adjudication(
         resign_score=int(resign["score"]) if "score" in resign else None, resign_moves=int(resign.get("moves", 3)),
         draw_score=int(draw["score"]) if "score" in draw else None, draw_moves=int(draw.get("moves", 8)),
@@ -511,12 +551,21 @@ def main(argv: list[str]) -> int:
     )
     sprt = None
     if args.sprt:
-        values = {k: float(v) for k, v in _key_values(args.sprt).items()}
+        values = _key_values("--sprt", args.sprt, ("elo0", "elo1", "alpha", "beta"))
         sprt = Sprt(values.get("elo0", 0.0), values.get("elo1", 5.0), values.get("alpha", 0.05), values.get("beta", 0.05))
-    openings = load_openings(args.openings)
+        if not (0 < sprt.alpha < 1 and 0 < sprt.beta < 1 and sprt.elo0 < sprt.elo1):
+            raise UsageError("--sprt needs elo0 < elo1 and alpha, beta between 0 and 1")
+    try:
+        openings = load_openings(Path(args.openings))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise UsageError(f"--openings {args.openings}: {error}") from None
     started = time.monotonic()
-    tally = asyncio.run(run_match(specs, args.games, openings, tc, adjudication, args.concurrency, args.pgn, sprt,
-                                  args.seed, ponder=args.ponder, rss=args.rss))
+    try:
+        tally = asyncio.run(run_match(specs, args.games, openings, tc, adjudication, args.concurrency,
+                                      Path(args.pgn) if args.pgn else None, sprt,
+                                      args.seed, ponder=args.ponder, rss=args.rss))
+    except EngineStartFailed as error:
+        raise UsageError(str(error)) from None
     print(f"Finished in {time.monotonic() - started:.0f} s. "
           + progress_line(tally, tally.games, (specs[0].name, specs[1].name), sprt))
     for reason in tally.forfeits:

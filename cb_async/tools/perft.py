@@ -8,11 +8,12 @@ root move, a blank line, then `Nodes searched: N`.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import chess
 
-USAGE = "usage: cb-async perft <FEN|startpos> <depth>"
+from cb_async.cli import UsageError, whole_number
 
 
 def perft(board: chess.Board, depth: int) -> int:
@@ -66,34 +67,25 @@ def parse_position(text: str) -> chess.Board:
     return board
 
 
-def main(argv: list[str]) -> int:
-    """Entry point of `cb-async perft`; returns the exit status (2 on bad input)."""
-    if len(argv) < 2:
-        print(USAGE, file=sys.stderr)
-        return 2
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.usage = "%(prog)s [-h] FEN|startpos DEPTH"
+    parser.add_argument("position", nargs="+", metavar="FEN|startpos",
+                        help="the position: startpos, or a FEN (X-FEN and Shredder-FEN too), quoted or as separate words")
+    parser.add_argument("depth", metavar="DEPTH", type=whole_number(1), help="plies to walk (at least 1)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """`cb-async perft`: the divide lines and the total; a bad position is a UsageError."""
     try:
-        depth = int(argv[-1])
-    except ValueError:
-        print(f"perft: depth must be a whole number, not {argv[-1]!r}\n{USAGE}", file=sys.stderr)
-        return 2
-    if depth < 1:
-        print(f"perft: depth must be >= 1, not {depth}", file=sys.stderr)
-        return 2
-    try:
-        board = parse_position(" ".join(argv[:-1]))
+        board = parse_position(" ".join(args.position))
     except ValueError as error:
-        print(f"perft: bad position: {error}", file=sys.stderr)
-        return 2
+        raise UsageError(f"bad position: {error}") from None
     total = 0
     lines = []
-    for move, count in divide(board, depth):
+    for move, count in divide(board, args.depth):
         lines.append(f"{board.uci(move)}: {count}")
         total += count
     lines.append("")
     lines.append(f"Nodes searched: {total}")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -19,6 +19,8 @@ import json
 import queue
 import random
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -27,6 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import chess
+
+from cb_async.cli import UsageError, whole_number
 
 #: The longest the engine may owe an answer that is due now (an `isready`, a stopped search).
 BOUND = 5.0
@@ -647,14 +651,22 @@ def engine_command() -> list[str]:
     return [sys.executable, "-m", "cb_async"]
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="cb-async stress", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--protocol", choices=[*DRIVERS, "all"], default="all")
-    parser.add_argument("--commands", type=int, default=10_000, help="commands per protocol (default 10000)")
+    parser.add_argument("--commands", type=whole_number(1), default=10_000, help="commands per protocol (default 10000)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--engine", help="the engine command (default: this cb-async)")
-    args = parser.parse_args(argv)
-    command = args.engine.split() if args.engine else None
+
+
+def run(args: argparse.Namespace) -> int:
+    command = None
+    if args.engine:
+        try:
+            command = shlex.split(args.engine)
+        except ValueError as error:
+            raise UsageError(f"--engine {args.engine!r}: {error}") from None
+        if not command or shutil.which(command[0]) is None:
+            raise UsageError(f"--engine: no such program: {args.engine!r}")
     status = 0
     for protocol in DRIVERS if args.protocol == "all" else [args.protocol]:
         started = time.monotonic()
@@ -668,4 +680,3 @@ def main(argv: list[str]) -> int:
               f"longest wait for an answer past its due time {driver.longest_wait * 1000:.0f} ms", flush=True)
         print("  " + ", ".join(f"{key}: {count}" for key, count in sorted(driver.stats.items())), flush=True)
     return status
-
