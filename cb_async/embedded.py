@@ -17,10 +17,10 @@ has the API of python-chess's `AnalysisResult` on either backend.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 import logging
-import math
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
@@ -136,27 +136,29 @@ class Analysis:
 
     def __init__(self, stop: Callable[[], None] | None = None) -> None:
         self._stop = stop
-        self._send, self._receive = anyio.create_memory_object_stream[InfoDict](math.inf)
+        self._infos: collections.deque[InfoDict] = collections.deque()
+        self._arrived = anyio.Event()  # set when an info or the end arrives; renewed by `get`
         self._finished: _Pending[chess.engine.BestMove] = _Pending()
         self._seen_end = False
         self.multipv: list[InfoDict] = [{}]
 
     def post(self, info: InfoDict) -> None:
-        if not info or self._send._closed:
+        if not info or self._finished.done():
             return
         multipv = info.get("multipv", 1)
         while len(self.multipv) < multipv:
             self.multipv.append({})
         self.multipv[multipv - 1].update(info)
-        self._send.send_nowait(info)
+        self._infos.append(info)
+        self._arrived.set()
 
     def set_finished(self, best: chess.engine.BestMove) -> None:
         self._finished.set(best)
-        self._send.close()
+        self._arrived.set()
 
     def set_exception(self, error: BaseException) -> None:
         self._finished.fail(error)
-        self._send.close()
+        self._arrived.set()
 
     @property
     def info(self) -> InfoDict:
@@ -173,20 +175,22 @@ class Analysis:
 
     async def get(self) -> InfoDict:
         """The next info; `AnalysisComplete` once the analysis is over and all were read."""
-        if self._seen_end:
-            raise AnalysisComplete()
-        try:
-            return await self._receive.receive()
-        except anyio.EndOfStream:
-            self._seen_end = True
-            await self._finished.wait()
-            raise AnalysisComplete() from None
+        while not self._seen_end:
+            if self._infos:
+                return self._infos.popleft()
+            if self._finished.done():
+                self._seen_end = True
+                await self._finished.wait()  # raises the search's error, if it had one
+                break
+            await self._arrived.wait()
+            self._arrived = anyio.Event()
+        raise AnalysisComplete()
 
     def would_block(self) -> bool:
-        return not self._seen_end and self._receive.statistics().current_buffer_used == 0 and not self._finished.done()
+        return not self._seen_end and not self._infos and not self._finished.done()
 
     def empty(self) -> bool:
-        return self._seen_end or self._receive.statistics().current_buffer_used == 0
+        return self._seen_end or not self._infos
 
     async def next(self) -> InfoDict | None:
         try:

@@ -38,11 +38,17 @@ class OutputLine:
     at: float
 
 
+#: The engine shows every deprecation and resource warning on stderr, and `close` fails on one
+#: (os.fork's warning about a threaded process among them).
+WARNINGS = "always::DeprecationWarning,always::ResourceWarning"
+
+
 class EngineProcess:
     def __init__(self, *args: str, stderr_to: int | None = None) -> None:
         self.process = subprocess.Popen(
             [*engine_command(), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if stderr_to is None else stderr_to, bufsize=0,
+            env={**os.environ, "PYTHONWARNINGS": WARNINGS},
         )
         self.lines: queue.Queue[OutputLine | None] = queue.Queue()
         self.transcript: list[str] = []
@@ -155,6 +161,9 @@ class EngineProcess:
                     stream.close()
                 except OSError:
                     pass
+        warned = [line for line in self.stderr_lines if "DeprecationWarning" in line or "ResourceWarning" in line]
+        if warned:
+            raise ProtocolError("the engine warned:\n" + "\n".join(warned))
 
     def __enter__(self) -> EngineProcess:
         return self

@@ -236,3 +236,6 @@ def test_the_worker_of_a_crashed_host_program_ends_itself(tmp_path) -> None:  # 
         assert gone(worker, timeout=5)
     finally:
         host.kill()
+        host.wait()
+        if host.stdout is not None:
+            host.stdout.close()

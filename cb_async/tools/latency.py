@@ -59,6 +59,10 @@ class Uci:
             self.process.wait(5)
         except (OSError, subprocess.TimeoutExpired):
             self.process.kill()
+            self.process.wait()
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 def start_up(command: list[str], runs: int) -> list[float]:
@@ -125,6 +129,7 @@ def orphan_exit(command: list[str], count: int) -> list[float]:
         while any(_alive(pid) for pid in workers):
             time.sleep(0.001)
         times.append(time.perf_counter() - killed)
+        engine.close()
     return times
 
 

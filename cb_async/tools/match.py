@@ -225,7 +225,7 @@ class Player:
                 self.transport.kill()
             except ProcessLookupError:
                 pass
-        self.engine = None
+        self._release()
 
     async def close(self) -> None:
         if self.engine is not None:
@@ -233,6 +233,13 @@ class Player:
                 await asyncio.wait_for(self.engine.quit(), 5)
             except (asyncio.TimeoutError, chess.engine.EngineError, chess.engine.EngineTerminatedError):
                 await self.kill()
+        self._release()
+
+    def _release(self) -> None:
+        """Close the process's transport (its pipes) now, not when it is garbage collected."""
+        if self.transport is not None:
+            self.transport.close()
+        self.transport = None
         self.engine = None
 
 

@@ -56,7 +56,8 @@ class Engine:
                                         stderr=subprocess.DEVNULL, bufsize=0)
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.transcript: collections.deque[str] = collections.deque(maxlen=60)
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -81,16 +82,23 @@ class Engine:
         return line
 
     def close(self) -> int | None:
-        if self.process.poll() is None:
-            try:
-                assert self.process.stdin is not None
-                self.process.stdin.close()
-                return self.process.wait(BOUND)
-            except (OSError, subprocess.TimeoutExpired):
-                self.process.kill()
-                self.process.wait()
-                return None
-        return self.process.returncode
+        """End the process (end of input, then a kill if it lingers) and close its pipes."""
+        try:
+            if self.process.poll() is None:
+                try:
+                    assert self.process.stdin is not None
+                    self.process.stdin.close()
+                    return self.process.wait(BOUND)
+                except (OSError, subprocess.TimeoutExpired):
+                    self.process.kill()
+                    self.process.wait()
+                    return None
+            return self.process.returncode
+        finally:
+            self._reader.join(BOUND)
+            for pipe in (self.process.stdin, self.process.stdout):
+                if pipe is not None:
+                    pipe.close()
 
 
 class Driver:
