@@ -164,3 +164,22 @@ def test_the_licence_file_is_the_mit_licence_pyproject_names() -> None:
     holders = ", ".join(author["name"] for author in project["authors"])
     assert f"Copyright (c) 2026 {holders}\n" in licence
     assert "THE SOFTWARE IS PROVIDED \"AS IS\", WITHOUT WARRANTY OF ANY KIND" in licence
+
+
+def test_the_level_range_in_the_prose_is_the_engines() -> None:
+    """What the generated tables cannot cover: the range of `UCI_Elo` written in sentences."""
+    from cb_async.search.levels import DEFAULT_ELO, MAX_ELO, MIN_ELO
+
+    patterns = {
+        r"`UCI_Elo` \((\d+)\.\.(\d+), default (\d+)\)": (MIN_ELO, MAX_ELO, DEFAULT_ELO),
+        r"(\d+) to (\d+) on the scale of": (MIN_ELO, MAX_ELO),
+        r'\{"minElo": (\d+), "maxElo": (\d+)\}': (MIN_ELO, MAX_ELO),
+    }
+    found = 0
+    for path in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        text = " ".join(path.read_text().split())
+        for pattern, wanted in patterns.items():
+            for match in re.finditer(pattern, text):
+                found += 1
+                assert tuple(map(int, match.groups())) == wanted, f"{path.name}: {match.group()}"
+    assert found >= 4
