@@ -12,7 +12,9 @@ The first line names a generator and its arguments (`GENERATORS` below). Without
 every block of README.md and docs/*.md is rewritten in place; with it nothing is written and
 the status is 1 when a block differs from what the engine says now. The tests run the check,
 so a doc that lies fails the build. Figures that change from run to run (`time`, `nps`,
-`timeMs`) are compared as placeholders.
+`timeMs`) are compared as placeholders, and a CNP session whose answers depend on time (a
+ponder search's depth) is compared in shape there (`same_cnp_conversation`). It works on a
+source tree (the docs are not installed with the package).
 """
 
 from __future__ import annotations
@@ -428,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cb_async.tools.docs", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="write nothing; status 1 if a block is stale")
     args = parser.parse_args(argv)
+    if not (ROOT / "docs").is_dir():
+        parser.error(f"no docs beside {ROOT}: run it from a clone of the repository")
     generated = Generated()
     stale = []
     for path in documents():
