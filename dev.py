@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Set up and run cb-async with nothing but python3: `python3 dev.py engine|test|bench|...`.
 
-The first run makes a virtual environment in `.venv` and installs cb-async into it (editable,
-with its test dependencies); later runs reuse it and reinstall only when `pyproject.toml`
-(or this file) changed. The install is editable in `compat` mode (a plain path entry, no
-import hook), which keeps the engine's start-up fast. Set-up chatter goes to stderr, so `python3 dev.py engine` is a clean stdio engine
-that a GUI can start.
+The first run makes a virtual environment in `.venv` and installs cb-async into it, editable:
+`engine` and the other cb-async commands need only its runtime dependencies; `test` adds the
+test extras (pytest and friends). Later runs reuse the environment and install again only when
+`pyproject.toml` (or this file) changed, or when `test` needs extras that are not there yet.
+The install is editable in `compat` mode (a plain path entry, no import hook), which keeps the
+engine's start-up fast. Set-up chatter goes to stderr, so `python3 dev.py engine` is a clean
+stdio engine that a GUI can start.
 """
 
 from __future__ import annotations
@@ -21,32 +23,55 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+#: What the last install was: the fingerprint of the files it came from, then its extras.
 STAMP = VENV / ".cb-async-installed"
 
 
-def ensure_environment() -> None:
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + Path(__file__).read_bytes()).hexdigest()
-    if STAMP.exists() and STAMP.read_text() == wanted and PYTHON.exists():
+def fingerprint() -> str:
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + Path(__file__).read_bytes()).hexdigest()
+
+
+def installed() -> tuple[str, frozenset[str]]:
+    """(fingerprint, extras) of the last install; ("", {}) when there was none."""
+    if not STAMP.exists() or not PYTHON.exists():
+        return "", frozenset()
+    words = STAMP.read_text().split()
+    return (words[0], frozenset(words[1:])) if words else ("", frozenset())
+
+
+def ensure_environment(extras: frozenset[str] = frozenset()) -> None:
+    """Make `.venv` hold cb-async with at least `extras` ("test"), installing only if needed."""
+    wanted = fingerprint()
+    last, had = installed()
+    if last == wanted and extras <= had:
         return
+    if last != wanted:
+        had = frozenset()  # a changed pyproject: what was there may be stale
+    # Keep extras that are there already: switching back and forth installs nothing new.
+    extras = extras | had
     if not PYTHON.exists():
         print("dev.py: creating .venv", file=sys.stderr)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    print("dev.py: installing cb-async and its test dependencies into .venv", file=sys.stderr)
+    what = "cb-async and its test dependencies" if "test" in extras else "cb-async"
+    print(f"dev.py: installing {what} into .venv", file=sys.stderr)
+    target = f"{ROOT}[{','.join(sorted(extras))}]" if extras else str(ROOT)
     subprocess.run(
-        [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--config-settings", "editable_mode=compat", "-e", f"{ROOT}[test]"],
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         "--config-settings", "editable_mode=compat", "-e", target],
         check=True, stdout=sys.stderr,
     )
-    STAMP.write_text(wanted)
+    STAMP.write_text(" ".join([wanted, *sorted(extras)]))
 
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip())
+        out = sys.stdout if argv else sys.stderr
+        print(__doc__.strip(), file=out)
         print("\ncommands: engine [ARGS...] (the stdio engine), test [PYTEST ARGS...] (the whole suite),"
-              "\n          or any cb-async subcommand (bench, perft, latency ...)")
+              "\n          or any cb-async subcommand (bench, perft, latency ...)", file=out)
         return 0 if argv else 2
-    ensure_environment()
     command, rest = argv[0], argv[1:]
+    ensure_environment(frozenset({"test"}) if command == "test" else frozenset())
     if command == "test":
         args = [str(PYTHON), "-m", "pytest", "-q", *rest]
     elif command == "engine":

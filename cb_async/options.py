@@ -33,6 +33,8 @@ class OptionSpec:
     choices: tuple[str, ...] = ()
     #: Only some front ends show it (CNP's maxTimeMs is the node's own bound).
     protocols: frozenset[str] = frozenset({"uci", "xboard", "cnp"})
+    #: What it is for, in a few words: the docs' option tables are made from it.
+    doc: str = ""
 
     def parse_value(self, value: Any) -> Any:
         """The typed value of `value` (text or JSON), or OptionValueError."""
@@ -76,22 +78,28 @@ class OptionSpec:
 
 #: Every option the engine has, in the order front ends list them.
 OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("Hash", "spin", 16, 1, 4096),
-    OptionSpec("Threads", "spin", 1, 1, 1),
-    OptionSpec("MultiPV", "spin", 1, 1, 256),
-    OptionSpec("Ponder", "check", False),
-    OptionSpec("Move Overhead", "spin", 30, 0, 5000),
-    OptionSpec("UCI_Chess960", "check", False, protocols=frozenset({"uci"})),
-    OptionSpec("UCI_ShowWDL", "check", False, protocols=frozenset({"uci"})),
-    OptionSpec("Clear Hash", "button"),
-    OptionSpec("OwnBook", "check", False),
-    OptionSpec("BookFile", "string", ""),
-    OptionSpec("BookBestMove", "check", False),
+    OptionSpec("Hash", "spin", 16, 1, 4096, doc="transposition table size in MB; 64 to 256 is plenty for games"),
+    OptionSpec("Threads", "spin", 1, 1, 1, doc="search threads: cb-async searches on one core"),
+    OptionSpec("MultiPV", "spin", 1, 1, 256, doc="how many best lines to search and report (analysis); games use 1"),
+    OptionSpec("Ponder", "check", False, doc="the GUI lets the engine think on the opponent's time"),
+    OptionSpec("Move Overhead", "spin", 30, 0, 5000,
+               doc="ms kept in hand on every move for the lag between engine and clock"),
+    OptionSpec("UCI_Chess960", "check", False, protocols=frozenset({"uci"}),
+               doc="Chess960: castling is written king takes rook"),
+    OptionSpec("UCI_ShowWDL", "check", False, protocols=frozenset({"uci"}),
+               doc="win/draw/loss chances (per mille) on every `info` line"),
+    OptionSpec("Clear Hash", "button", doc="empties the transposition table"),
+    OptionSpec("OwnBook", "check", False, doc="play from the opening book in BookFile (games, not analysis)"),
+    OptionSpec("BookFile", "string", "", doc="a Polyglot opening book (`.bin`), as an absolute path"),
+    OptionSpec("BookBestMove", "check", False, doc="always the book's heaviest move, not a weighted random one"),
     #: XBoard sets it with `egtpath syzygy DIR`, not an option.
-    OptionSpec("SyzygyPath", "string", "", protocols=frozenset({"uci", "cnp"})),
-    OptionSpec("UCI_LimitStrength", "check", False),
-    OptionSpec("UCI_Elo", "spin", DEFAULT_ELO, MIN_ELO, MAX_ELO),
-    OptionSpec("maxTimeMs", "spin", 600_000, 1, 2_147_483_647, protocols=frozenset({"cnp"})),
+    OptionSpec("SyzygyPath", "string", "", protocols=frozenset({"uci", "cnp"}),
+               doc="Syzygy tablebase folders, separated by `:` (`;` on Windows)"),
+    OptionSpec("UCI_LimitStrength", "check", False, doc="play at the level UCI_Elo instead of full strength"),
+    OptionSpec("UCI_Elo", "spin", DEFAULT_ELO, MIN_ELO, MAX_ELO,
+               doc="the level, on the scale of Stockfish's UCI_Elo (see levels.md)"),
+    OptionSpec("maxTimeMs", "spin", 600_000, 1, 2_147_483_647, protocols=frozenset({"cnp"}),
+               doc="every search answers within this many ms (`--max-time-ms` sets it at start)"),
 )
 
 _BY_NAME = {spec.name.lower(): spec for spec in OPTIONS}

@@ -54,7 +54,7 @@ def test_end_of_input_before_any_command_exits_cleanly() -> None:
 
 
 def test_a_bad_log_path_is_one_line_not_a_traceback(tmp_path: Path) -> None:
-    for path, says in ((str(tmp_path / "no" / "such" / "x.log"), "No such file or directory"),
+    for path, says in ((str(tmp_path / "no" / "such" / "x.log"), "no such folder"),
                        (str(tmp_path), "is a folder")):
         result = run("--log", path, stdin="uci\nquit\n")
         assert result.returncode == 2

@@ -212,3 +212,12 @@ def test_interrupting_a_tool_is_not_a_traceback(monkeypatch: pytest.MonkeyPatch)
 
     fake_tool(monkeypatch, "slow", add_arguments=add_arguments, run=run)
     assert main(["slow"]) == 130
+
+
+@pytest.mark.skipif(not Path("/proc/version").is_file(), reason="needs Linux's /proc")
+def test_a_log_that_passes_the_checks_but_cannot_open_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """/proc/version looks writable to root, but opening it to append fails: no traceback."""
+    assert main(["--log", "/proc/version"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("cb-async: argument --log: cannot write to /proc/version") and err.count("\n") == 1

@@ -67,3 +67,119 @@ def test_documented_command_runs(doc: str, command: str, tmp_path: Path) -> None
     run = subprocess.run(command, shell=True, cwd=tmp_path, input="isready\nquit\n",
                          capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, f"{doc}: {command}\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
+
+
+# -- generated blocks ----------------------------------------------------------------------------
+
+from cb_async.tools import docs as generated_docs  # noqa: E402
+
+GENERATED = generated_docs.blocks()
+#: Blocks that must stay generated: removing one would let its doc go stale unseen.
+REQUIRED = {
+    ("README.md", "uci-session 5"), ("README.md", "cnp-search 3"),
+    ("protocols.md", "uci-handshake"), ("protocols.md", "options uci"), ("protocols.md", "xboard-handshake"),
+    ("cnp.md", "cnp-hello"), ("cnp.md", "options cnp"), ("cnp.md", "cnp-session"), ("embedding.md", "options embedded"),
+    ("gui-compat.md", "options uci"), ("lichess.md", "options uci"),
+    ("levels.md", "levels"), ("levels.md", "level-budgets 800 1500 1850"),
+}
+
+
+@pytest.fixture(scope="module")
+def engine_says() -> generated_docs.Generated:
+    return generated_docs.Generated()
+
+
+def test_the_docs_keep_their_generated_blocks() -> None:
+    present = {(block.path.name, block.spec) for block in GENERATED}
+    assert REQUIRED <= present, f"generated blocks missing: {sorted(REQUIRED - present)}"
+
+
+@pytest.mark.parametrize("block", GENERATED, ids=[block.name for block in GENERATED])
+def test_generated_block_is_what_the_engine_says(block: generated_docs.Block,
+                                                engine_says: generated_docs.Generated) -> None:
+    assert engine_says.agrees(block), (
+        f"{block.name} is stale: run `python -m cb_async.tools.docs` to rewrite it\n"
+        f"--- now ---\n{engine_says(block.spec)}")
+
+
+def test_volatile_figures_are_all_that_is_forgiven() -> None:
+    line = "info depth 5 seldepth 8 multipv 1 score cp -10 nodes 2290 nps 25634 hashfull 5 tbhits 0 time 89 pv g8f6"
+    assert generated_docs.comparable(line) == generated_docs.comparable(line.replace("nps 25634", "nps 1"))
+    assert generated_docs.comparable(line) != generated_docs.comparable(line.replace("nodes 2290", "nodes 2291"))
+    assert generated_docs.comparable('{"timeMs":13,"nodes":615}') == generated_docs.comparable('{"timeMs":7,"nodes":615}')
+
+
+def test_rewriting_a_doc_fixes_a_stale_block(tmp_path: Path, engine_says: generated_docs.Generated) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text("Intro\n\n<!-- generated: options cnp -->\n| stale |\n<!-- end generated -->\n\nOutro\n")
+    assert generated_docs.rewrite(doc, engine_says)
+    text = doc.read_text()
+    assert text.startswith("Intro\n\n<!-- generated: options cnp -->\n| option |") and text.endswith("Outro\n")
+    assert "`maxTimeMs`" in text and "`UCI_Chess960`" not in text
+    assert not generated_docs.rewrite(doc, engine_says)
+
+
+# -- commands shown but not run ---------------------------------------------------------------------
+
+
+def console_commands() -> list[tuple[str, str]]:
+    """`cb-async ...` commands of the `console` blocks (long runs: the tests do not run them),
+    with the shell lines that define what they use (variables, functions)."""
+    found = []
+    for path in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        for block in re.findall(r"```console\n(.*?)```", path.read_text(), re.S):
+            setup: list[str] = []
+            for line in block.replace("\\\n", " ").splitlines():
+                line = line.split(" #", 1)[0].strip()
+                if re.match(r"^\w+=|^\w+\(\) \{", line):
+                    setup.append(line)
+                elif line.startswith("cb-async "):
+                    found.append((path.name, "\n".join([*setup, line])))
+    return found
+
+
+CONSOLE = console_commands()
+
+
+@pytest.mark.parametrize("doc,script", CONSOLE, ids=[f"{d}:{s.splitlines()[-1][:50]}" for d, s in CONSOLE])
+def test_documented_long_command_is_accepted(doc: str, script: str, tmp_path: Path) -> None:
+    """Parsed by the real command line (a renamed or removed flag fails), not run."""
+    check = f"{shlex.quote(sys.executable)} -c 'import sys; from cb_async import cli; cli.parse(sys.argv[1:])'"
+    shell = f"cb_async_parses() {{ {check} \"$@\"; }}\n" + re.sub(r"^cb-async ", "cb_async_parses ", script, flags=re.M)
+    run = subprocess.run(["bash", "-c", shell], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, f"{doc}: {script}\n{run.stderr}"
+
+
+def test_the_console_blocks_are_found() -> None:
+    assert {doc for doc, _ in CONSOLE} >= {"strength.md", "levels.md"}
+
+
+def test_the_licence_file_is_the_mit_licence_pyproject_names() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    licence = (ROOT / "LICENSE").read_text()
+    assert project["license"] == {"text": "MIT"}
+    assert licence.startswith("MIT License\n")
+    holders = ", ".join(author["name"] for author in project["authors"])
+    assert f"Copyright (c) 2026 {holders}\n" in licence
+    assert "THE SOFTWARE IS PROVIDED \"AS IS\", WITHOUT WARRANTY OF ANY KIND" in licence
+
+
+def test_the_level_range_in_the_prose_is_the_engines() -> None:
+    """What the generated tables cannot cover: the range of `UCI_Elo` written in sentences."""
+    from cb_async.search.levels import DEFAULT_ELO, MAX_ELO, MIN_ELO
+
+    patterns = {
+        r"`UCI_Elo` \((\d+)\.\.(\d+), default (\d+)\)": (MIN_ELO, MAX_ELO, DEFAULT_ELO),
+        r"(\d+) to (\d+) on the scale of": (MIN_ELO, MAX_ELO),
+        r'\{"minElo": (\d+), "maxElo": (\d+)\}': (MIN_ELO, MAX_ELO),
+    }
+    found = 0
+    for path in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        text = " ".join(path.read_text().split())
+        for pattern, wanted in patterns.items():
+            for match in re.finditer(pattern, text):
+                found += 1
+                assert tuple(map(int, match.groups())) == wanted, f"{path.name}: {match.group()}"
+    assert found >= 4
