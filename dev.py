@@ -8,76 +8,181 @@ test extras (pytest and friends). Later runs reuse the environment and install a
 The install is editable in `compat` mode (a plain path entry, no import hook), which keeps the
 engine's start-up fast. Set-up chatter goes to stderr, so `python3 dev.py engine` is a clean
 stdio engine that a GUI can start.
+
+`test` runs the whole suite under every CPython from 3.11 on that the machine has (the one
+running dev.py in `.venv`, each other one in `.venvs/3.N`), found on the PATH as `python3.N` or
+among pyenv's versions; a supported version that is not there is skipped with a line saying
+so. `test-here` runs it under this interpreter alone, for a quick loop while you work.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
-import venv
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-VENV = ROOT / ".venv"
-BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
-PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
-#: What the last install was: the fingerprint of the files it came from, then its extras.
-STAMP = VENV / ".cb-async-installed"
+#: The versions the project supports and tests (pyproject's classifiers name the same).
+SUPPORTED = ("3.11", "3.12", "3.13")
+#: Newer versions are tested too when the machine has them.
+LOOK_FOR = tuple(f"3.{minor}" for minor in range(11, 16))
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A virtual environment made from one interpreter, with cb-async installed in it."""
+
+    folder: Path
+    #: The command of the interpreter that makes it.
+    base: tuple[str, ...]
+
+    @property
+    def bin(self) -> Path:
+        return self.folder / ("Scripts" if os.name == "nt" else "bin")
+
+    @property
+    def python(self) -> Path:
+        return self.bin / ("python.exe" if os.name == "nt" else "python")
+
+    @property
+    def stamp(self) -> Path:
+        """What the last install was: the fingerprint of the files it came from, then its extras."""
+        return self.folder / ".cb-async-installed"
+
+
+HERE = Environment(ROOT / ".venv", (sys.executable,))
 
 
 def fingerprint() -> str:
     return hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + Path(__file__).read_bytes()).hexdigest()
 
 
-def installed() -> tuple[str, frozenset[str]]:
+def installed(env: Environment) -> tuple[str, frozenset[str]]:
     """(fingerprint, extras) of the last install; ("", {}) when there was none."""
-    if not STAMP.exists() or not PYTHON.exists():
+    if not env.stamp.exists() or not env.python.exists():
         return "", frozenset()
-    words = STAMP.read_text().split()
+    words = env.stamp.read_text().split()
     return (words[0], frozenset(words[1:])) if words else ("", frozenset())
 
 
-def ensure_environment(extras: frozenset[str] = frozenset()) -> None:
-    """Make `.venv` hold cb-async with at least `extras` ("test"), installing only if needed."""
+def ensure_environment(extras: frozenset[str] = frozenset(), env: Environment | None = None) -> None:
+    """Make `env` (`.venv` by default) hold cb-async with at least `extras` ("test"),
+    installing only if needed."""
+    env = env or HERE
     wanted = fingerprint()
-    last, had = installed()
+    last, had = installed(env)
     if last == wanted and extras <= had:
         return
     if last != wanted:
         had = frozenset()  # a changed pyproject: what was there may be stale
     # Keep extras that are there already: switching back and forth installs nothing new.
     extras = extras | had
-    if not PYTHON.exists():
-        print("dev.py: creating .venv", file=sys.stderr)
-        venv.EnvBuilder(with_pip=True).create(VENV)
+    where = env.folder.relative_to(ROOT) if env.folder.is_relative_to(ROOT) else env.folder.name
+    if not env.python.exists():
+        print(f"dev.py: creating {where}", file=sys.stderr)
+        subprocess.run([*env.base, "-m", "venv", str(env.folder)], check=True, stdout=sys.stderr)
     what = "cb-async and its test dependencies" if "test" in extras else "cb-async"
-    print(f"dev.py: installing {what} into .venv", file=sys.stderr)
+    print(f"dev.py: installing {what} into {where}", file=sys.stderr)
     target = f"{ROOT}[{','.join(sorted(extras))}]" if extras else str(ROOT)
     subprocess.run(
-        [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        [str(env.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
          "--config-settings", "editable_mode=compat", "-e", target],
         check=True, stdout=sys.stderr,
     )
-    STAMP.write_text(" ".join([wanted, *sorted(extras)]))
+    env.stamp.write_text(" ".join([wanted, *sorted(extras)]))
+
+
+# -- every supported Python -------------------------------------------------------------------
+
+
+def version_of(command: tuple[str, ...]) -> str | None:
+    """"3.N" if `command` runs a CPython, else None (a pyenv shim of a version that is not
+    selected fails here, and so does anything that is not there)."""
+    try:
+        run = subprocess.run([*command, "-c", "import sys; print(sys.implementation.name, '%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = run.stdout.split()
+    return words[1] if run.returncode == 0 and len(words) == 2 and words[0] == "cpython" else None
+
+
+def candidates(version: str) -> list[tuple[str, ...]]:
+    """Where an interpreter of `version` may be: `python3.N` on the PATH, the Windows launcher,
+    and pyenv's versions (newest patch release first)."""
+    found: list[tuple[str, ...]] = []
+    on_path = shutil.which(f"python{version}")
+    if on_path:
+        found.append((on_path,))
+    if os.name == "nt" and shutil.which("py"):
+        found.append(("py", f"-{version}"))
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    if pyenv.is_dir():
+        releases = [path for path in pyenv.iterdir() if path.name.startswith(version + ".")
+                    and path.name[len(version) + 1:].isdigit()]
+        for release in sorted(releases, key=lambda path: int(path.name.rsplit(".", 1)[1]), reverse=True):
+            found.append((str(release / "bin" / f"python{version}"),))
+    return found
+
+
+def other_pythons(this_version: str) -> dict[str, tuple[str, ...]]:
+    """Every other CPython version from 3.11 on that runs here, with its command."""
+    pythons: dict[str, tuple[str, ...]] = {}
+    for version in LOOK_FOR:
+        if version == this_version:
+            continue
+        for command in candidates(version):
+            if version_of(command) == version:
+                pythons[version] = command
+                break
+    return pythons
+
+
+def test_everywhere(pytest_args: list[str]) -> int:
+    """The suite under each Python found; non-zero if any run failed."""
+    this_version = "%d.%d" % sys.version_info[:2]
+    runs = {this_version: HERE}
+    for version, command in other_pythons(this_version).items():
+        runs[version] = Environment(ROOT / ".venvs" / version, command)
+    for version in SUPPORTED:
+        if version not in runs:
+            print(f"dev.py: Python {version} is not on this machine: its run is skipped", file=sys.stderr)
+    results: list[tuple[str, int, float]] = []
+    for version, env in sorted(runs.items(), key=lambda item: tuple(int(n) for n in item[0].split("."))):
+        print(f"dev.py: the test suite under Python {version}", file=sys.stderr, flush=True)
+        ensure_environment(frozenset({"test"}), env)
+        started = time.monotonic()
+        status = subprocess.call([str(env.python), "-m", "pytest", "-q", *pytest_args], cwd=ROOT)
+        results.append((version, status, time.monotonic() - started))
+    for version, status, seconds in results:
+        verdict = "passed" if status == 0 else f"FAILED (pytest status {status})"
+        print(f"dev.py: Python {version}: {verdict} in {seconds:.0f} s", file=sys.stderr)
+    return next((status for _, status, _ in results if status != 0), 0)
 
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         out = sys.stdout if argv else sys.stderr
         print(__doc__.strip(), file=out)
-        print("\ncommands: engine [ARGS...] (the stdio engine), test [PYTEST ARGS...] (the whole suite),"
+        print("\ncommands: engine [ARGS...] (the stdio engine), test [PYTEST ARGS...] (the whole suite,"
+              "\n          under every Python), test-here [PYTEST ARGS...] (under this Python only),"
               "\n          or any cb-async subcommand (bench, perft, latency ...)", file=out)
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
-    ensure_environment(frozenset({"test"}) if command == "test" else frozenset())
     if command == "test":
-        args = [str(PYTHON), "-m", "pytest", "-q", *rest]
+        return test_everywhere(rest)
+    ensure_environment(frozenset({"test"}) if command == "test-here" else frozenset())
+    if command == "test-here":
+        args = [str(HERE.python), "-m", "pytest", "-q", *rest]
     elif command == "engine":
-        args = [str(BIN / "cb-async"), *rest]
+        args = [str(HERE.bin / "cb-async"), *rest]
     else:
-        args = [str(BIN / "cb-async"), command, *rest]
+        args = [str(HERE.bin / "cb-async"), command, *rest]
     if os.name == "nt":
         return subprocess.call(args)
     os.execv(args[0], args)

@@ -44,7 +44,6 @@ from cb_async.limits import Limits
 from cb_async.options import OptionSpec
 from cb_async.positions import FenError, parse_fen
 from cb_async.results import Score, SearchInfo, SearchResult
-from cb_async.search.levels import MAX_ELO, MIN_ELO
 
 RequestId = int | str
 M = TypeVar("M", bound=BaseModel)
@@ -63,7 +62,8 @@ CANCELLED = -32800
 
 CAPABILITIES: dict[str, Any] = {
     "ponder": True, "multiPv": MAX_MULTIPV, "chess960": True, "syzygy": True, "book": True,
-    "levels": {"minElo": MIN_ELO, "maxElo": MAX_ELO},
+    # The strength levels' range, as the UCI_Elo option declares it.
+    "levels": {"minElo": option_table.find("UCI_Elo").min, "maxElo": option_table.find("UCI_Elo").max},
 }
 
 

@@ -151,6 +151,7 @@ class ProcessRunner:
         self._conn: multiprocessing.connection.Connection | None = None
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._ready: anyio.Event | None = None
+        self._reader: threading.Thread | None = None
         self._start_error: WorkerDied | None = None
         self._active: _Search | None = None
         self._pending_acks: dict[int, Any] = {}
@@ -201,12 +202,13 @@ class ProcessRunner:
         thread = threading.Thread(target=self._read, args=(self._conn, self._process), name="cb-async-results",
                                   daemon=True)
         thread.start()
+        self._reader = thread
 
     def _read(self, conn: multiprocessing.connection.Connection, process: Any) -> None:
         while True:
             try:
                 reply: Reply = conn.recv()
-            except (EOFError, OSError):
+            except (EOFError, OSError, TypeError):  # TypeError: 3.13 reads a closed handle so
                 if not self._closed:
                     # Reap the dead worker here, off the loop: else each restart leaves a zombie.
                     process.join(1.0)
@@ -247,6 +249,8 @@ class ProcessRunner:
                 process.kill()
                 process.join()
             process.close()
+        if self._reader is not None:
+            self._reader.join(1.0)  # it reads the end of the pipe now that the worker is gone
         if conn is not None:
             conn.close()
 
@@ -338,11 +342,12 @@ class ProcessRunner:
             error = WorkerDied("the search process ended unexpectedly")
         if search is not None:
             search.end(error=error)
-        if process is not None and process.exitcode is not None:
-            process.close()
+        exit_status = process.exitcode if process is not None else None
         if self._ready is not None and not self._ready.is_set():
-            self._start_error = WorkerDied("the search process could not start")
+            self._start_error = WorkerDied(f"the search process could not start (exit status {exit_status})")
             self._ready.set()
+        if exit_status is not None:
+            process.close()
 
 
 def default_context() -> multiprocessing.context.BaseContext:

@@ -16,6 +16,7 @@ from types import ModuleType
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+REAL_RUN = subprocess.run
 
 
 @pytest.fixture
@@ -24,26 +25,19 @@ def dev(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, li
     spec = importlib.util.spec_from_file_location("dev_under_test", ROOT / "dev.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
     spec.loader.exec_module(module)
-    venv = tmp_path / ".venv"
-    monkeypatch.setattr(module, "VENV", venv)
-    monkeypatch.setattr(module, "PYTHON", venv / "bin" / "python")
-    monkeypatch.setattr(module, "STAMP", venv / ".cb-async-installed")
-
-    class FakeBuilder:
-        def __init__(self, with_pip: bool) -> None:
-            assert with_pip
-
-        def create(self, path: Path) -> None:
-            (path / "bin").mkdir(parents=True, exist_ok=True)
-            (path / "bin" / "python").write_text("")
-
-    monkeypatch.setattr(module.venv, "EnvBuilder", FakeBuilder)
+    monkeypatch.setattr(module, "HERE", module.Environment(tmp_path / ".venv", (sys.executable,)))
     installs: list[list[str]] = []
 
     def run(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
         assert kwargs["stdout"] is sys.stderr
-        installs.append(args)
+        if args[1:3] == ["-m", "venv"]:  # making the environment: a stand-in interpreter
+            folder = Path(args[3])
+            (folder / "bin").mkdir(parents=True, exist_ok=True)
+            (folder / "bin" / "python").write_text("")
+        else:
+            installs.append(args)
         return subprocess.CompletedProcess(args, 0)
 
     monkeypatch.setattr(module.subprocess, "run", run)
@@ -89,7 +83,7 @@ def test_a_changed_pyproject_installs_again(dev: tuple[ModuleType, list[list[str
 def test_a_lost_interpreter_installs_again(dev: tuple[ModuleType, list[list[str]]]) -> None:
     module, installs = dev
     module.ensure_environment(frozenset())
-    module.PYTHON.unlink()
+    module.HERE.python.unlink()
     module.ensure_environment(frozenset())
     assert len(installs) == 2
 
@@ -102,3 +96,43 @@ def test_the_test_extras_are_declared() -> None:
     for name in ("pytest", "hypothesis", "pyyaml"):
         assert name not in runtime
         assert any(extra.startswith(name) for extra in project["optional-dependencies"]["test"])
+
+
+def test_an_interpreter_is_known_by_running_it(dev: tuple[ModuleType, list[list[str]]]) -> None:
+    module, _ = dev
+    module.subprocess.run = REAL_RUN  # the fixture's recorder stands in for pip, not for this
+    assert module.version_of((sys.executable,)) == "%d.%d" % sys.version_info[:2]
+    assert module.version_of(("no-such-python-here",)) is None
+
+
+def test_the_suite_runs_under_each_python_found_and_a_missing_one_is_a_line(
+        dev: tuple[ModuleType, list[list[str]]], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    module, installs = dev
+    this = "%d.%d" % sys.version_info[:2]
+    other = "3.12" if this != "3.12" else "3.13"
+    monkeypatch.setattr(module, "other_pythons", lambda version: {other: ("python-" + other,)})
+    monkeypatch.setattr(module, "ROOT", module.HERE.folder.parent)
+    monkeypatch.setattr(module, "fingerprint", lambda: "pyproject")
+    calls: list[list[str]] = []
+    monkeypatch.setattr(module.subprocess, "call", lambda args, **kwargs: calls.append(args) or 0)
+    assert module.test_everywhere(["-k", "something"]) == 0
+    assert [args[0] for args in calls] == sorted([str(module.HERE.python), str(module.ROOT / ".venvs" / other / "bin" / "python")],
+                                                 key=lambda path: ".venvs" in path if this < other else ".venvs" not in path)
+    assert all(args[1:] == ["-m", "pytest", "-q", "-k", "something"] for args in calls)
+    err = capsys.readouterr().err
+    missing = [version for version in module.SUPPORTED if version not in (this, other)]
+    for version in missing:
+        assert f"dev.py: Python {version} is not on this machine: its run is skipped" in err
+    assert f"dev.py: Python {this}: passed" in err and f"dev.py: Python {other}: passed" in err
+
+
+def test_the_classifiers_name_the_tested_versions(dev: tuple[ModuleType, list[list[str]]]) -> None:
+    import tomllib
+
+    module, _ = dev
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    named = {c.rsplit(" :: ", 1)[1] for c in project["classifiers"]
+             if c.startswith("Programming Language :: Python :: 3.")}
+    assert named == set(module.SUPPORTED)
+    assert project["requires-python"] == f">={module.SUPPORTED[0]}"

@@ -135,7 +135,7 @@ async def a_new_command_ends_a_running_analysis(engine: Engine) -> None:
 @scenario
 async def pondering_hit_and_miss(engine: Engine) -> None:
     board = chess.Board()
-    limit = chess.engine.Limit(white_clock=2, black_clock=2)
+    limit = chess.engine.Limit(depth=3)  # a ponder search keeps the depth: it ends, then holds its answer
     first = await engine.play(board, limit, ponder=True)
     assert first.ponder is not None
     board.push(first.move)
