@@ -44,8 +44,14 @@ class Installed:
     site_packages: Path
 
 
+#: The environment of every command here: without PYTHONPATH, which could put a source tree
+#: ahead of the installed package.
+CLEAN = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+
+
 def run(*args: str | Path, cwd: Path | None = None) -> str:
-    result = subprocess.run([str(arg) for arg in args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    result = subprocess.run([str(arg) for arg in args], capture_output=True, text=True, timeout=300, cwd=cwd,
+                            env=CLEAN)
     assert result.returncode == 0, f"{args}\n{result.stdout}\n{result.stderr}"
     return result.stdout
 
@@ -101,14 +107,15 @@ def test_the_installed_command_is_the_engine(installed: Installed) -> None:
     """Its `uci` answer is line for line the development engine's, and it plays a legal move."""
     def uci_answer(command: list[str]) -> list[str]:
         result = subprocess.run(command, input="uci\nquit\n", capture_output=True, text=True, timeout=60,
-                                cwd=installed.prefix)
+                                cwd=installed.prefix, env=CLEAN)
         assert result.returncode == 0, result.stderr
         return result.stdout.splitlines()
 
     answer = uci_answer([str(installed.script)])
     assert answer[0].startswith("id name cb-async ") and answer[-1] == "uciok"
     assert answer == uci_answer(engine_command())
-    with chess.engine.SimpleEngine.popen_uci([str(installed.script)], timeout=60, cwd=installed.prefix) as engine:
+    with chess.engine.SimpleEngine.popen_uci([str(installed.script)], timeout=60, cwd=installed.prefix,
+                                             env=CLEAN) as engine:
         board = chess.Board()
         result = engine.play(board, chess.engine.Limit(depth=2))
         assert result.move is not None and result.move in board.legal_moves
