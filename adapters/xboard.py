@@ -31,11 +31,11 @@ import chess
 
 from cb_async import options as option_table
 from cb_async.commands import (
-    BookQuery, Cancel, Command, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SearchKind, SetOptions,
-    Stop,
+    BookQuery, Cancel, Command, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, Stop,
 )
 from cb_async.events import (
-    AdapterEvent, BestMove, BookEntries, Event, Identity, Info, Message, OptionError, Ready, SearchKindChanged,
+    AdapterEvent, BestMove, BookEntries, Event, Identity, Info, Message, OptionError, Ready, SearchKind,
+    SearchKindChanged,
 )
 from cb_async.framing import TooLong
 from cb_async.limits import Limits

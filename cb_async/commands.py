@@ -9,21 +9,14 @@ session hands it back in the events that answer the command and never looks insi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import chess
 
 from cb_async.limits import Limits
 
 if TYPE_CHECKING:
-    from cb_async.events import AdapterEvent, Event
-
-#: What a search is for, in every layer's words: a `game` search answers when it ends; a
-#: `ponder` search thinks on the opponent's time until the hit makes it a game search (or an
-#: analysis, when the limits it keeps are infinite); an `analysis` (UCI `go infinite`, XBoard
-#: `analyze`, CNP without limits) answers only when stopped.
-SearchKind = Literal["game", "ponder", "analysis"]
-
+    from cb_async.events import AdapterEvent, Event, SearchKind
 
 @dataclass(frozen=True, slots=True)
 class Identify:

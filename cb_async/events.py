@@ -16,8 +16,13 @@ from cb_async.options import OptionSpec
 from cb_async.results import SearchInfo, SearchResult
 
 if TYPE_CHECKING:
-    from cb_async.commands import SearchKind
     from cb_async.search.book import BookMove
+
+#: What a search is for, in every layer's words: a `game` search answers when it ends; a
+#: `ponder` search thinks on the opponent's time until the hit makes it a game search (or an
+#: analysis, when the limits it keeps are infinite); an `analysis` (UCI `go infinite`, XBoard
+#: `analyze`, CNP without limits) answers only when stopped.
+SearchKind = Literal["game", "ponder", "analysis"]
 
 
 #: Why a search answered: a limit (or the end of its depth), a stop, or the node bound.

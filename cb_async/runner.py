@@ -346,7 +346,7 @@ class ProcessRunner:
         if self._ready is not None and not self._ready.is_set():
             self._start_error = WorkerDied(f"the search process could not start (exit status {exit_status})")
             self._ready.set()
-        if exit_status is not None:
+        if process is not None and exit_status is not None:
             process.close()
 
 

@@ -34,12 +34,12 @@ import chess
 
 from cb_async import options as option_table
 from cb_async.commands import (
-    BookQuery, Cancel, Command, Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SearchKind,
-    SetOptions, SetPosition, Stop,
+    BookQuery, Cancel, Command, Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions,
+    SetPosition, Stop,
 )
 from cb_async.events import (
     Acknowledged, AdapterEvent, BestMove, BookEntries, Event, Goodbye, Identity, Info, Message, NewGameDone,
-    OptionError, OptionsSet, Ready, SearchCancelled, SearchKindChanged, SearchStarted, StopReason,
+    OptionError, OptionsSet, Ready, SearchCancelled, SearchKind, SearchKindChanged, SearchStarted, StopReason,
 )
 from cb_async.framing import TooLong
 from cb_async.results import Score, SearchResult
