@@ -89,6 +89,10 @@ class SearchRunner(Protocol):
     async def new_game(self) -> None:
         """Clear the hash table and what searches keep between moves."""
 
+    async def wait_ready(self) -> None:
+        """Until the searches can start at full speed (the worker has loaded and warmed up);
+        `WorkerDied` if the worker could not start at all."""
+
 
 class _Search:
     """The `SearchHandle` of `ProcessRunner`: one search id and its outcome, set once."""

@@ -265,6 +265,7 @@ class Session:
         self._followups: list[Command] = []
         self._timers: anyio.abc.TaskGroup | None = None
         self.setup = Setup()
+        self._worker_ready = False
         self.state = State.IDLE
         self.search: ActiveSearch | None = None
 
@@ -324,6 +325,8 @@ class Session:
     async def handle(self, command: Command) -> None:
         match command:
             case IsReady(tag=tag):
+                if not self._worker_ready:
+                    await self._wait_for_worker()
                 self._emit(Ready(tag))
             case Go():
                 if self.state in SEARCH_STATES:
@@ -523,6 +526,16 @@ class Session:
         from cb_async.search import book
 
         return tuple(book.book_moves(path, board))
+
+    async def _wait_for_worker(self) -> None:
+        """UCI's first `isready` waits for the engine to finish initializing: the worker loads and
+        warms up the search meanwhile, so the first search is as fast as the next. A worker that
+        cannot start is answered for later, by each search's fallback move."""
+        try:
+            await self._runner.wait_ready()
+        except WorkerDied:
+            pass
+        self._worker_ready = True
 
     async def _clear_hash(self) -> None:
         self.setup.clear_hash_pending = False

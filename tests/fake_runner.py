@@ -98,3 +98,6 @@ class FakeRunner:
 
     async def new_game(self) -> None:
         self.new_games += 1
+
+    async def wait_ready(self) -> None:
+        pass

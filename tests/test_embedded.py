@@ -179,6 +179,18 @@ async def a_search_whose_worker_dies_is_an_error_not_a_made_up_move(engine: Engi
     assert result.move in START.legal_moves
 
 
+@scenario
+async def the_warm_up_leaves_no_trace_in_the_first_search(engine: Engine) -> None:
+    """The worker warms its search up before it says it is ready, then forgets it: the first
+    search counts the same nodes as a fresh searcher's."""
+    from cb_async.limits import Limits
+    from cb_async.search import Searcher, StopToken
+
+    fresh = Searcher().search(ITALIAN, (), Limits(depth=4), StopToken())
+    info = await engine.analyse(ITALIAN, chess.engine.Limit(depth=4))
+    assert info["nodes"] == fresh.nodes and info["pv"][0] == fresh.best_move
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_behaviour(name: str, backend: str) -> None:
@@ -330,3 +342,4 @@ def test_a_threaded_host_is_never_forked() -> None:
     expected = os.environ.get("CB_ASYNC_START_METHOD") or ("forkserver" if sys.platform.startswith("linux") else "spawn")
     assert method == expected and method != "fork"
     assert unraisable == []
+

@@ -111,6 +111,24 @@ def stop_latency(command: list[str], count: int, think: float) -> list[float]:
     return times
 
 
+def search_answer(command: list[str], which: int) -> list[float]:
+    """A fresh engine's `which`-th (1 or 2) `go depth 3`, each on its own position, `go` to
+    `bestmove`, after the handshake a GUI makes (`uci`, `isready`): the first search pays for
+    anything the engine did not load or warm up before it said it was ready."""
+    engine = Uci(command)
+    engine.send("uci")
+    engine.wait_for("uciok")
+    engine.send("isready")
+    engine.wait_for("readyok")
+    answer = 0.0
+    for position in ("startpos moves d2d4", "startpos moves e2e4")[:which]:  # the second is not in the hash
+        engine.send(f"position {position}")
+        sent = engine.send("go depth 3")
+        answer = engine.wait_for("bestmove") - sent
+    engine.close()
+    return [answer]
+
+
 def orphan_exit(command: list[str], count: int) -> list[float]:
     """How long the search worker outlives its engine killed with SIGKILL mid-search (Linux)."""
     import signal
@@ -235,6 +253,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--isready", type=whole_number(0), default=200, help="isready during a search (0 skips)")
     parser.add_argument("--stops", type=whole_number(0), default=100, help="stops of an infinite search (0 skips)")
     parser.add_argument("--think", type=number(0), default=0.1, help="seconds each search runs before its stop")
+    parser.add_argument("--searches", type=whole_number(0), default=0,
+                        help="fresh engines whose first and second `go depth 3` are timed (0 skips)")
     parser.add_argument("--orphans", type=whole_number(0), default=0,
                         help="kill the engine (SIGKILL) mid-search this many times and time its worker's exit (Linux)")
     parser.add_argument("--embedded", action="store_true",
@@ -259,13 +279,15 @@ def run(args: argparse.Namespace) -> int:
         ("start -> uciok", args.starts, lambda command: start_up(command, 1)),
         ("isready -> readyok (search)", args.isready, lambda command: isready_while_searching(command, args.isready)),
         ("stop -> bestmove (infinite)", args.stops, lambda command: stop_latency(command, args.stops, args.think)),
+        ("first go depth 3 -> bestmove", args.searches, lambda command: search_answer(command, 1)),
+        ("second go depth 3 -> bestmove", args.searches, lambda command: search_answer(command, 2)),
         ("engine killed -> worker gone", args.orphans, lambda command: orphan_exit(command, args.orphans)),
     ]
     print(f"cores: {os.cpu_count()}")
     for name, count, measure in measures:
         if count == 0:
             continue
-        rounds = count if name.startswith("start") else 1
+        rounds = count if name.startswith(("start", "first", "second")) else 1
         samples: dict[int, list[float]] = {index: [] for index in range(len(commands))}
         failed: set[int] = set()
         for _ in range(rounds):
