@@ -16,7 +16,7 @@ from typing import Any
 import chess
 
 from cb_async.commands import (
-    Command, Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, SetPosition, Stop,
+    Command, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, SetPosition, Stop,
 )
 from cb_async.events import (
     AdapterEvent, BestMove, Event, Identity, Info, Message, OptionError, OptionsSet, Ready, SearchStarted,
@@ -75,7 +75,7 @@ class UciAdapter:
             case "isready":
                 return [IsReady()]
             case "debug":
-                return [Debug(on=not args or args[0] != "off")]
+                return []  # accepted: the engine has no extra diagnostics to turn on
             case "setoption":
                 return self._setoption(line)
             case "register":

@@ -117,13 +117,6 @@ class Quit:
 
 
 @dataclass(frozen=True, slots=True)
-class Debug:
-    """UCI `debug on|off`: extra `info string` diagnostics."""
-
-    on: bool
-
-
-@dataclass(frozen=True, slots=True)
 class Emit:
     """Pass an adapter's own event (an error, an acknowledgement) through the session's queue,
     so that it is written in order with everything the earlier commands produce."""
@@ -141,5 +134,5 @@ class BookQuery:
 
 
 Command = Union[
-    Identify, IsReady, SetOptions, NewGame, SetPosition, Go, Stop, PonderHit, Cancel, Quit, Debug, Emit, BookQuery,
+    Identify, IsReady, SetOptions, NewGame, SetPosition, Go, Stop, PonderHit, Cancel, Quit, Emit, BookQuery,
 ]

@@ -34,7 +34,7 @@ import chess
 
 from cb_async import options as option_table
 from cb_async.commands import (
-    BookQuery, Cancel, Command, Debug, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions,
+    BookQuery, Cancel, Command, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions,
     SetPosition, Stop,
 )
 from cb_async.events import (
@@ -246,11 +246,10 @@ class ActiveSearch:
 
 @dataclass
 class Setup:
-    """What the next search starts from: the options and the position (and debug mode)."""
+    """What the next search starts from: the options and the position."""
 
     options: dict[str, Any] = field(default_factory=option_table.defaults)
     position: chess.Board = field(default_factory=chess.Board)
-    debug: bool = False
     clear_hash_pending: bool = False
 
 
@@ -353,8 +352,6 @@ class Session:
                 self._emit(NewGameDone(tag))
             case Identify(tag=tag):
                 self._emit(Identity(ENGINE_NAME, ENGINE_AUTHOR, __version__, option_table.OPTIONS, tag))
-            case Debug(on=on):
-                self.setup.debug = on
             case Emit(event=event):
                 self._emit(event)
 

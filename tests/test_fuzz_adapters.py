@@ -382,6 +382,10 @@ CNP_LINES = st.one_of(
 )
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def cnp_counts(adapter: CnpAdapter, line: Any) -> int:
     """How many responses this input line is owed: one, unless blank, a notification, or after
     shutdown."""
@@ -389,7 +393,7 @@ def cnp_counts(adapter: CnpAdapter, line: Any) -> int:
         return 0
     if isinstance(line, str):
         try:
-            message = json.loads(line)
+            message = json.loads(line, parse_constant=_not_json)  # NaN and Infinity are not JSON
         except (ValueError, RecursionError):
             return 1
         if isinstance(message, dict) and isinstance(message.get("method"), str) and "id" not in message:
