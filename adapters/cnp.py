@@ -37,7 +37,7 @@ from cb_async.commands import (
 )
 from cb_async.events import (
     Acknowledged, AdapterEvent, BestMove, Event, Goodbye, Identity, Info, Message, NewGameDone, OptionError,
-    OptionsSet, SearchCancelled, SearchKindChanged,
+    OptionsSet, SearchCancelled, SearchKind, SearchKindChanged,
 )
 from cb_async.framing import TooLong
 from cb_async.limits import Limits
@@ -93,8 +93,8 @@ class SearchTag:
 @dataclass(slots=True)
 class RunningSearch:
     tag: SearchTag
-    #: Until the session says the ponder hit was taken (`SearchKindChanged`).
-    pondering: bool
+    #: "ponder" until the session says the hit was taken (`SearchKindChanged`).
+    kind: SearchKind
     info: bool
     #: min(multiPv, root moves): how many `lines` the response has.
     lines_wanted: int
@@ -233,10 +233,10 @@ class CnpAdapter:
             return [self._busy(request_id)]
         tag = SearchTag(next(self._serials), request_id)
         root_moves = search_moves or tuple(board.legal_moves)
-        self.running = RunningSearch(tag, ponder, search.info is not False, min(multipv, root_count), root_moves)
-        limits = limits.replace(search_moves=search_moves, multipv=multipv)
-        return [Go(limits, board=board, ponder=ponder, multipv=multipv, received_at=received_at,
-                   max_time_ms=self.max_time_ms, tag=tag)]
+        go = Go(limits.replace(search_moves=search_moves, multipv=multipv), board=board, ponder=ponder,
+                multipv=multipv, received_at=received_at, max_time_ms=self.max_time_ms, tag=tag)
+        self.running = RunningSearch(tag, go.kind, search.info is not False, min(multipv, root_count), root_moves)
+        return [go]
 
     def _limits(self, search: SearchParams, side: chess.Color, ponder: bool) -> Limits:
         """The contract's limits as `Limits`. `timeMs` wins over the clock; no limit at all is
@@ -285,7 +285,7 @@ class CnpAdapter:
         search_id, running = self._search_id(params)
         if running is None:
             return [self._no_such_search(request_id, search_id)]
-        if not running.pondering:
+        if running.kind != "ponder":
             return [self._error(request_id, NOT_PONDERING, "that search is not pondering", {"id": search_id})]
         return [PonderHit(received_at=received_at, tag=request_id)]
 
@@ -325,9 +325,9 @@ class CnpAdapter:
 
     def format(self, event: Event | AdapterEvent) -> list[str]:
         match event:
-            case SearchKindChanged(search_tag=tag):
+            case SearchKindChanged(kind=kind, search_tag=tag):
                 if self.running is not None and self.running.tag == tag:
-                    self.running.pondering = False
+                    self.running.kind = kind
             case CnpLine(line=line):
                 return [line]
             case CnpNote(text=text) | Message(text=text):
