@@ -20,8 +20,8 @@ from cb_async.tools.conformance.uci import OPTION_TYPES, UciEngine, info_problem
 
 #: A quiet middlegame out of every opening book (the Italian; White may castle).
 ITALIAN = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
-#: A middlegame with many moves: searches in it do not end by themselves for a while.
-MIDDLEGAME = "r1bq1rk1/2p1bppp/p1np1n2/1p2p3/4P3/1BP2N2/PP1P1PPP/RNBQR1K1 w - - 1 9"
+#: A made-up middlegame (in no opening book) with many moves: a search in it takes a while.
+MIDDLEGAME = "r3r1k1/1pq2ppp/p1nbbn2/3p4/3P4/P1NBBN1P/1PQ2PP1/R3R1K1 w - - 4 16"
 
 
 def _board_after(*moves: str, fen: str = chess.STARTING_FEN) -> chess.Board:
