@@ -30,3 +30,14 @@ SLACK = 1.0
 #: ponder`, a `move` after `force`): long enough for an engine that breaks the rule at its
 #: first chance (a depth-1 search, a mate found at once) to have done so.
 WATCH = 0.5
+
+
+def scale(factor: float) -> None:
+    """Multiply the answer, stop and exit bounds by `factor`, like cutechess's `timeoutscale`:
+    above 1 for a slow engine on a loaded machine, below 1 for a test engine that answers at
+    once. XBoard's 2 s feature wait, the clocks and WATCH stay as they are: they are rules."""
+    global ANSWER, EXIT, STOP
+    ANSWER, EXIT, STOP = (value * factor for value in _BASE)
+
+
+_BASE = (ANSWER, EXIT, STOP)

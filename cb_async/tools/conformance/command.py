@@ -16,6 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from cb_async.tools.conformance import bounds
 from cb_async.tools.conformance.registry import PROTOCOLS, load, select
 from cb_async.tools.conformance.report import TextReport, list_checks, write_junit
 from cb_async.tools.conformance.runner import run_checks
@@ -33,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--junit", metavar="FILE", type=Path, help="also write a JUnit XML report to FILE")
     parser.add_argument("--jobs", metavar="N", type=int, default=1,
                         help="run N checks at once (default 1: timings are fairest one at a time)")
+    parser.add_argument("--timeout-scale", metavar="X", type=float, default=1.0,
+                        help="multiply every waiting bound by X (like cutechess's timeoutscale; default 1)")
     parser.add_argument("--verbose", action="store_true", help="show the transcript of every check")
 
 
@@ -57,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
     if not command:
         print("cb-async conformance: --engine is empty", file=sys.stderr)
         return 2
+    if args.timeout_scale <= 0:
+        print("cb-async conformance: --timeout-scale must be above 0", file=sys.stderr)
+        return 2
+    bounds.scale(args.timeout_scale)
     protocol = args.protocol or "uci"
     chosen = select(checks, protocol, args.only)
     if not chosen:

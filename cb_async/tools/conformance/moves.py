@@ -24,19 +24,15 @@ def uci_move(board: chess.Board, text: str, what: str = "bestmove") -> chess.Mov
     if not UCI_MOVE.fullmatch(text):
         raise CheckFailed(f"{what} {text!r} is not a move in UCI notation (e2e4, e7e8q) in {board.fen()}")
     move = chess.Move.from_uci(text)
-    if move not in board.legal_moves:
-        if board.is_castling(move) or _castling_in_other_convention(board, move):
-            convention = "king takes rook (UCI_Chess960 is on)" if board.chess960 else "e1g1 (standard chess)"
-            raise CheckFailed(f"{what} {text!r} is castling in the wrong notation: expected {convention} "
-                              f"in {board.fen()}")
+    if not board.is_legal(move):
         raise CheckFailed(f"{what} {text!r} is illegal in {board.fen()}")
-    return move
-
-
-def _castling_in_other_convention(board: chess.Board, move: chess.Move) -> bool:
-    other = board.copy(stack=False)
-    other.chess960 = not board.chess960
-    return move in other.legal_moves and other.is_castling(move)
+    # python-chess takes castling in both forms; the GUIs take only the position's own.
+    canonical = board.uci(move)
+    if canonical != text:
+        convention = "king takes rook (UCI_Chess960 is on)" if board.chess960 else "e1g1 (standard chess)"
+        raise CheckFailed(f"{what} {text!r} is castling in the wrong notation: {canonical!r}, "
+                          f"{convention}, in {board.fen()}")
+    return board.parse_uci(canonical)
 
 
 def xboard_move(board: chess.Board, text: str) -> chess.Move:
@@ -55,6 +51,7 @@ def uci_position(board: chess.Board) -> str:
     if root.fen() == chess.STARTING_FEN and not board.chess960:
         head = "position startpos"
     else:
-        head = f"position fen {root.fen(shredder=board.chess960)}"
+        # python-chess writes the e.p. square after every double push, capturable or not.
+        head = f"position fen {root.fen(shredder=board.chess960, en_passant='fen')}"
     return f"{head} moves {moves}" if moves else head
 

@@ -109,13 +109,14 @@ class UciEngine:
         self.send("ucinewgame")
         self.isready()
 
-    def isready(self, timeout: float = bounds.ANSWER, what: str = "readyok") -> list[Line]:
+    def isready(self, timeout: float | None = None, what: str = "readyok") -> list[Line]:
         """`isready` and its `readyok`; no `bestmove` may come before it (none is owed)."""
         self.send("isready")
         return self.readyok(timeout, what)
 
-    def readyok(self, timeout: float = bounds.ANSWER, what: str = "readyok") -> list[Line]:
-        _, before = self.driver.read_until("readyok", timeout, what, forbid=BESTMOVE.pattern)
+    def readyok(self, timeout: float | None = None, what: str = "readyok") -> list[Line]:
+        wait = bounds.ANSWER if timeout is None else timeout
+        _, before = self.driver.read_until("readyok", wait, what, forbid=BESTMOVE.pattern)
         return before
 
     def position(self, board: chess.Board) -> float:

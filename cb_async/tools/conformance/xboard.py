@@ -135,12 +135,13 @@ class XBoardEngine:
             board = chess.Board(fen, chess960=variant == "fischerandom")
         return board
 
-    def ping(self, timeout: float = bounds.ANSWER, what: str | None = None, *,
+    def ping(self, timeout: float | None = None, what: str | None = None, *,
              forbid: str | None = None) -> list[Line]:
         """`ping N` and its `pong N`; returns the lines before the pong."""
         self.pings += 1
         self.send(f"ping {self.pings}")
-        _, before = self.driver.read_until(rf"pong {self.pings}", timeout, what or f"pong {self.pings}",
+        wait = bounds.ANSWER if timeout is None else timeout
+        _, before = self.driver.read_until(rf"pong {self.pings}", wait, what or f"pong {self.pings}",
                                            forbid=forbid)
         return before
 

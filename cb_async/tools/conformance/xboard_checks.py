@@ -22,7 +22,11 @@ from cb_async.tools.conformance.xboard import MOVE, THINKING, XBoardEngine, erro
 MIDDLEGAME = "r3r1k1/1pq2ppp/p1nbbn2/3p4/3P4/P1NBBN1P/1PQ2PP1/R3R1K1 w - - 4 16"
 #: Seconds per move for the checks that just need a move (`st`), and the bound on it.
 ST = 1
-MOVE_BOUND = ST + bounds.SLACK + bounds.ANSWER
+
+
+def move_bound() -> float:
+    """How long a move with `st ST` may take to arrive (the clock, the slack, a client's timeout)."""
+    return ST + bounds.SLACK + bounds.ANSWER
 
 
 def _first(board: chess.Board, avoid: str | None = None) -> chess.Move:
@@ -40,7 +44,7 @@ def _no_errors(lines: list[Line], what: str) -> None:
 def _think(engine: XBoardEngine, board: chess.Board, what: str = "move") -> chess.Board:
     """`go` in force mode; the engine's move must be legal. Returns the board after it."""
     engine.send(f"st {ST}", "go")
-    played = engine.expect_move(board, MOVE_BOUND, what)
+    played = engine.expect_move(board, move_bound(), what)
     after = board.copy()
     after.push(played.move)
     return after
@@ -130,7 +134,7 @@ def crlf(context: Context) -> None:
     driver.send("new", "force", f"{usermove}e2e4", f"st {ST}", "go", ending="\r\n")
     board = chess.Board()
     board.push_uci("e2e4")
-    engine.expect_move(board, MOVE_BOUND)
+    engine.expect_move(board, move_bound())
     driver.send("ping 7", ending="\r\n")
     driver.read_until("pong 7", bounds.ANSWER, "pong 7")
 
@@ -197,11 +201,11 @@ PLAY = group("xboard", "play", "Playing moves", """
 def engine_plays_black(context: Context) -> None:
     """after `new`, the opponent's move makes it think and answer with a legal `move`, without `go`"""
     engine = start(context.start())
-    engine.send("new", f"st {ST}", "time 6000", "otim 6000")
+    engine.send("new", f"st {ST}", "time 600", "otim 600")
     board = chess.Board()
     engine.send(engine.move_command(board, chess.Move.from_uci("e2e4")))
     board.push_uci("e2e4")
-    engine.expect_move(board, MOVE_BOUND)
+    engine.expect_move(board, move_bound())
     engine.ping()
 
 
@@ -223,12 +227,12 @@ def move_race(context: Context) -> None:
     board = engine.new_game(MIDDLEGAME)
     engine.send(f"st {ST}", "go")
     for _ in range(3):
-        played = engine.expect_move(board, MOVE_BOUND)
+        played = engine.expect_move(board, move_bound())
         board.push(played.move)
         reply = _first(board)
         engine.send(engine.move_command(board, reply))
         board.push(reply)
-    engine.expect_move(board, MOVE_BOUND)
+    engine.expect_move(board, move_bound())
     engine.ping()
 
 
@@ -320,18 +324,19 @@ PONDER = group("xboard", "ponder", "Pondering", """
 
 
 def _pondering(context: Context) -> tuple[XBoardEngine, chess.Board, str | None]:
-    """The engine Black with `hard`, after its first move: (engine, board, hint or None)."""
+    """The engine Black with `hard`, just after its first move: (engine, board, hint or None)."""
     engine = start(context.start())
-    engine.send("new", "hard", f"st {ST}", "time 6000", "otim 6000")
+    board = engine.new_game()
+    engine.send("hard")
     if errors(engine.ping()):
         raise Skipped("the engine answers `hard` with an error: it does not ponder")
-    board = chess.Board()
     engine.send(engine.move_command(board, chess.Move.from_uci("e2e4")))
     board.push_uci("e2e4")
-    played = engine.expect_move(board, MOVE_BOUND)
+    engine.send(f"st {ST}", "time 600", "otim 600", "go")
+    played = engine.expect_move(board, move_bound())
     board.push(played.move)
     hint = None
-    for line in engine.ping(what="pong while pondering", forbid=MOVE.pattern):
+    for line in engine.quiet(0.2, "right after its move, while it ponders"):
         if line.text.startswith("Hint:"):
             hint = line.text.split(":", 1)[1].strip()
     return engine, board, hint
@@ -341,6 +346,7 @@ def _pondering(context: Context) -> tuple[XBoardEngine, chess.Board, str | None]
 def pong_while_pondering(context: Context) -> None:
     """answers `ping` at once while it ponders, with no `move`"""
     engine, _, _ = _pondering(context)
+    engine.ping(what="pong while pondering", forbid=MOVE.pattern)
     engine.quiet(bounds.WATCH, "while pondering")
 
 
@@ -358,10 +364,9 @@ def ponder_miss(context: Context) -> None:
     """answers a reply other than the one it pondered on with a legal `move`"""
     engine, board, hint = _pondering(context)
     reply = _first(board, avoid=_hint_uci(board, hint))
-    engine.send("time 5900", "otim 5900", engine.move_command(board, reply))
+    engine.send("time 590", "otim 590", engine.move_command(board, reply))
     board.push(reply)
-    engine.expect_move(board, MOVE_BOUND)
-    engine.ping()
+    engine.expect_move(board, move_bound())
 
 
 @check(PONDER, "ponder-hit", "CECP pondering (a hit goes on with the same search)")
@@ -372,10 +377,9 @@ def ponder_hit(context: Context) -> None:
     if hinted is None:
         raise Skipped("the engine wrote no `Hint:` after its move: the ponder move is unknown")
     reply = chess.Move.from_uci(hinted)
-    engine.send("time 5900", "otim 5900", engine.move_command(board, reply))
+    engine.send("time 590", "otim 590", engine.move_command(board, reply))
     board.push(reply)
-    engine.expect_move(board, MOVE_BOUND)
-    engine.ping()
+    engine.expect_move(board, move_bound())
 
 
 def _hint_uci(board: chess.Board, hint: str | None) -> str | None:
@@ -443,11 +447,7 @@ def level_and_st_forms(context: Context) -> None:
     board = engine.new_game(MIDDLEGAME)
     engine.send("st 0.5", "go")
     played = engine.expect_move(board, 0.5 + bounds.SLACK + bounds.ANSWER)
-    board.push(played.move)
-    engine.send("force")
-    reply = _first(board)
-    engine.send(engine.move_command(board, reply))
-    board.push(reply)
+    board = engine.new_game(MIDDLEGAME)
     engine.send("level 0 0:05 0.5", "time 500", "otim 500", "go")
     played2 = engine.expect_move(board, 5 + bounds.SLACK + bounds.ANSWER)
     _no_errors(played.before + played2.before + engine.ping(), "for `st 0.5` or `level 0 0:05 0.5`")
@@ -541,7 +541,7 @@ def thinking_lines(context: Context) -> None:
     board = engine.new_game(MIDDLEGAME)
     engine.send("post")
     engine.send(f"st {ST}", "go")
-    played = engine.expect_move(board, MOVE_BOUND)
+    played = engine.expect_move(board, move_bound())
     thinking = 0
     for line in played.before:
         if re.match(r"\s*\d", line.text):
