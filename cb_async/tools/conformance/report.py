@@ -111,3 +111,15 @@ def write_junit(path: Path, command: str, protocol: str, results: Sequence[Resul
     root.set("failures", str(sum(1 for r in results if r.status == "FAIL")))
     ElementTree.indent(root)
     path.write_text(ElementTree.tostring(root, encoding="unicode") + "\n", encoding="utf-8")
+
+
+def markdown(checks: Sequence[Check]) -> str:
+    """Each group with why it exists and its checks with their sources (docs/conformance.md)."""
+    out: list[str] = []
+    current: Group | None = None
+    for check in checks:
+        if check.group is not current:
+            current = check.group
+            out += ["", f"### {current.title} (`{current.protocol}.{current.name}`)", "", current.why, ""]
+        out.append(f"- `{check.id}`: {check.sentence}. *{check.source}.*")
+    return "\n".join(out).strip() + "\n"
