@@ -95,9 +95,7 @@ UNTARGETED = {"xboard.play.engine-plays-on-go"}
 
 #: cb-async's checks that fail today, each with the issue that changes it: the lead removes an
 #: entry when that change lands (this test then fails until the entry is gone).
-CB_ASYNC_KNOWN_FAILURES = {
-    "uci.stop.end-of-input": "issue 15: end of input still cancels a search without a bestmove",
-}
+CB_ASYNC_KNOWN_FAILURES: dict[str, str] = {}
 
 
 def faulty(protocol: str, fault: str | None = None) -> list[str]:
