@@ -170,7 +170,7 @@ def test_a_failure_exits_1_with_the_lines_around_it_and_a_junit_report(tmp_path:
     result = cli("--engine", engine, "--only", "uci.stop.*", "--junit", str(report), "--timeout-scale", "0.5")
     assert result.returncode == 1, result.stdout + result.stderr
     assert re.search(r"^  FAIL  uci\.stop\.stop-after-bestmove ", result.stdout, re.M)
-    assert re.search(r"ms > stop\n.*ms < bestmove", result.stdout)
+    assert re.search(r"ms > stop\n(.*\n)*?.*ms < bestmove", result.stdout)
     assert "5 passed, 1 failed, 0 skipped" in result.stdout.replace("6 checks: ", "")
     root = ElementTree.parse(report).getroot()
     assert root.get("tests") == "6" and root.get("failures") == "1"

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from cb_async.tools.conformance import bounds
-from cb_async.tools.conformance.registry import PROTOCOLS, load, select
+from cb_async.tools.conformance.registry import PROTOCOLS, Protocol, load, select
 from cb_async.tools.conformance.report import TextReport, list_checks, write_junit
 from cb_async.tools.conformance.runner import run_checks
 
@@ -42,9 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     checks = load()
     if args.list:
-        protocols = [args.protocol] if args.protocol else list(PROTOCOLS)
-        for protocol in protocols:
-            list_checks(select(checks, protocol, args.only), sys.stdout)
+        for listed in PROTOCOLS:
+            if args.protocol in (None, listed):
+                list_checks(select(checks, listed, args.only), sys.stdout)
         return 0
     if not args.engine:
         print("cb-async conformance: --engine CMD is needed (or --list)", file=sys.stderr)
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         print("cb-async conformance: --timeout-scale must be above 0", file=sys.stderr)
         return 2
     bounds.scale(args.timeout_scale)
-    protocol = args.protocol or "uci"
+    protocol: Protocol = "xboard" if args.protocol == "xboard" else "uci"
     chosen = select(checks, protocol, args.only)
     if not chosen:
         print(f"cb-async conformance: no {protocol} check matches {args.only}", file=sys.stderr)

@@ -71,10 +71,10 @@ def run_check(check: Check, command: Sequence[str]) -> Result:
         message = f"the check itself failed: {error!r}\n{traceback.format_exc(limit=4)}"
     finally:
         context.close()
-    driver = context.drivers[-1] if context.drivers else None
+    last = context.drivers[-1] if context.drivers else None
     return Result(check, status, message, time.monotonic() - started,
-                  list(driver.transcript) if driver else [], list(driver.stderr_lines) if driver else [],
-                  driver.started_at if driver else started)
+                  list(last.transcript) if last else [], list(last.stderr_lines) if last else [],
+                  last.started_at if last else started)
 
 
 def run_checks(checks: Sequence[Check], command: Sequence[str], jobs: int = 1,

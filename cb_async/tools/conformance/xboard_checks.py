@@ -18,7 +18,7 @@ from cb_async.tools.conformance.registry import check, group
 from cb_async.tools.conformance.runner import Context
 from cb_async.tools.conformance.xboard import MOVE, THINKING, XBoardEngine, errors, parse_features, start
 
-#: A made-up middlegame, in no opening book: a search with `st 30` in it does not end by itself soon.
+#: A made-up middlegame, in no opening book: a search in it does not end by itself at once.
 MIDDLEGAME = "r3r1k1/1pq2ppp/p1nbbn2/3p4/3P4/P1NBBN1P/1PQ2PP1/R3R1K1 w - - 4 16"
 #: Seconds per move for the checks that just need a move (`st`), and the bound on it.
 ST = 1
@@ -272,14 +272,16 @@ def illegal_move(context: Context) -> None:
 THINKING_GROUP = group("xboard", "thinking", "Commands while the engine thinks", """
     XBoard and cutechess end a game with `result` and `force` whatever the engine is doing, and
     `new` resets it; each must stop the search with no `move` (XBoard's ping guard drops a stale
-    `move` only until the `pong`). `?` is ignored when the engine is not thinking.""")
+    `move` only until the `pong`). `?` is ignored when the engine is not thinking. The engine
+    thinks on a 10-minute clock when the command comes.""")
 
 
 def _thinking_long(context: Context) -> tuple[XBoardEngine, chess.Board]:
+    """The engine thinking on a 10-minute clock (a search with no definite limit of its own)."""
     engine = start(context.start())
     board = engine.new_game(MIDDLEGAME)
-    engine.send("st 30", "go")
-    engine.quiet(0.2, "with `st 30` after 0.2 s")
+    engine.send("level 0 10 0", "time 60000", "otim 60000", "go")
+    engine.quiet(0.2, "on a 10-minute clock after 0.2 s")
     return engine, board
 
 
