@@ -47,6 +47,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "latency": Subcommand("cb_async.tools.latency", "measure start-up, isready and stop latency of the engine"),
     "match": Subcommand("cb_async.tools.match", "play engines against each other (UCI or XBoard), with SPRT"),
     "stress": Subcommand("cb_async.tools.stress", "random interleavings of commands into the engine; checks every answer"),
+    "conformance": Subcommand("cb_async.tools.conformance.command",
+                              "check any UCI or XBoard engine against the GUI habits that break engines"),
     "cnp-schema": Subcommand("cb_async.tools.cnp_schema", "print the JSON Schema of CNP, the Chess Node Protocol"),
 }
 
