@@ -351,6 +351,14 @@ class Generator:
     same: Callable[[str, str], bool] = same_text
 
 
+def conformance_checks(args: list[str]) -> str:
+    """The conformance suite's checks, by group, from its own registry."""
+    from cb_async.tools.conformance.registry import load
+    from cb_async.tools.conformance.report import markdown
+
+    return markdown(load())
+
+
 GENERATORS: dict[str, Generator] = {
     "levels": Generator(levels_table),
     "level-budgets": Generator(level_budgets),
@@ -361,6 +369,7 @@ GENERATORS: dict[str, Generator] = {
     "cnp-search": Generator(cnp_search),
     "cnp-session": Generator(cnp_session, same_cnp_conversation),
     "uci-session": Generator(uci_session),
+    "conformance-checks": Generator(conformance_checks),
 }
 
 
