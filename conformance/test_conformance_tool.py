@@ -2,8 +2,8 @@
 
 Each fault of `faulty_engine.py` reproduces one published engine bug; the whole suite of its
 protocol runs against it and exactly the check named for the fault must fail. With no fault
-every check passes, and so does cb-async. The waiting bounds are scaled down (the test engine
-answers at once); the clocks and watch windows are not.
+every check passes, and so does cb-async. The bounds are the tool's own, except XBoard's 2 s
+feature wait, which a test engine starting among many on a loaded machine may miss.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -20,13 +21,16 @@ import pytest
 from cb_async.tools.conformance import bounds
 from cb_async.tools.conformance.registry import Protocol, load, select
 from cb_async.tools.conformance.report import markdown
-from cb_async.tools.conformance.runner import Result, run_checks
+from cb_async.tools.conformance.runner import Result, run_check, run_checks
 from conformance.engine_process import engine_command
 from conformance.faulty_engine import FAULTS
 
 HERE = Path(__file__).parent
 DOCS = HERE.parent / "docs" / "conformance.md"
 JOBS = 4
+#: Checks of the fault runs at once (the test engine is idle most of the time).
+FAULT_JOBS = 6
+TEST_FEATURES = 10.0
 
 #: (protocol, fault) -> the one check that must catch it.
 CAUGHT_BY: dict[tuple[Protocol, str], str] = {
@@ -104,14 +108,30 @@ def faulty(protocol: str, fault: str | None = None) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-def short_bounds() -> Iterator[None]:
-    bounds.scale(0.5)
-    yield
-    bounds.scale(1.0)
+def patient_features(monkeypatch: pytest.MonkeyPatch) -> None:
+    """XBoard's 2 s for the features is a rule for engines, but a test engine started among many
+    on a loaded machine may take longer just to start Python."""
+    monkeypatch.setattr(bounds, "FEATURES", TEST_FEATURES)
 
 
 def run(protocol: Protocol, command: list[str], jobs: int = JOBS) -> list[Result]:
     return run_checks(select(load(), protocol, None), command, jobs)
+
+
+@pytest.fixture(scope="module")
+def fault_runs() -> Iterator[dict[tuple[Protocol, str], list[Result]]]:
+    """Every fault's whole suite, run at once: (protocol, fault) -> its results.
+
+    One pool serves all of them, so the engines' start-ups and the failing checks' waits overlap
+    (the test engine idles while it "searches"); each result is still one fresh engine.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bounds, "FEATURES", TEST_FEATURES)
+        with ThreadPoolExecutor(max_workers=FAULT_JOBS) as pool:
+            futures = {key: [pool.submit(run_check, check, faulty(*key)) for check in select(load(), key[0], None)]
+                       for key in sorted(CAUGHT_BY)}
+            results = {key: [future.result() for future in batch] for key, batch in futures.items()}
+    yield results
 
 
 def failed(results: list[Result]) -> dict[str, str]:
@@ -133,14 +153,14 @@ def test_with_no_fault_every_check_passes(protocol: Protocol) -> None:
 
 
 @pytest.mark.parametrize(("protocol", "fault"), sorted(CAUGHT_BY), ids=[f"{p}-{f}" for p, f in sorted(CAUGHT_BY)])
-def test_each_fault_fails_exactly_its_check(protocol: Protocol, fault: str) -> None:
-    results = run(protocol, faulty(protocol, fault))
+def test_each_fault_fails_exactly_its_check(fault_runs: dict[tuple[Protocol, str], list[Result]],
+                                            protocol: Protocol, fault: str) -> None:
+    results = fault_runs[protocol, fault]
     assert set(failed(results)) == {CAUGHT_BY[protocol, fault]}, failed(results)
 
 
 @pytest.mark.parametrize("protocol", ["uci", "xboard"])
 def test_cb_async_passes_every_check(protocol: Protocol) -> None:
-    bounds.scale(1.0)  # the real engine, at the clients' own bounds
     results = run(protocol, [*engine_command(), "--protocol", protocol], jobs=1)
     known = {check: why for check, why in CB_ASYNC_KNOWN_FAILURES.items() if check.startswith(protocol)}
     assert set(failed(results)) == set(known), failed(results)
@@ -160,7 +180,7 @@ def test_list_shows_every_check_and_the_docs_list_them_all() -> None:
     doc = DOCS.read_text()
     section = re.search(r"<!-- generated: .*? -->\n(.*?)<!-- end generated -->", doc, re.S)
     assert section is not None
-    assert section.group(1).strip() == markdown(load()).strip()
+    assert section.group(1).strip() == markdown(load()).strip(), "regenerate it: cb-async conformance --markdown"
     assert re.findall(r"^- `(\S+)`:", section.group(1), re.M) == ids
 
 

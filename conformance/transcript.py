@@ -119,7 +119,7 @@ class Player:
             case ">":
                 engine.send(self.substitute(step.text))
             case ">crlf":
-                engine.send(self.substitute(step.text), "\r\n")
+                engine.send(self.substitute(step.text), ending="\r\n")
             case ">raw":
                 engine.send_raw(eval(step.text, {"__builtins__": {}}))  # a bytes literal
             case "<":

@@ -14,8 +14,9 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Self
 
 
 class CheckFailed(AssertionError):
@@ -50,12 +51,13 @@ def _matches(matcher: Matcher, text: str) -> bool:
 class EngineDriver:
     """The engine started from `command`; stdout is read line by line, stderr kept aside."""
 
-    def __init__(self, command: Sequence[str]) -> None:
+    def __init__(self, command: Sequence[str], env: Mapping[str, str] | None = None) -> None:
         self.command = list(command)
         self.started_at = time.monotonic()
         try:
             self.process = subprocess.Popen(
                 self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                env=env,
             )
         except OSError as error:
             raise CheckFailed(f"cannot start the engine {self.command!r}: {error}") from None
@@ -220,7 +222,7 @@ class EngineDriver:
                 except OSError:
                     pass
 
-    def __enter__(self) -> EngineDriver:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
