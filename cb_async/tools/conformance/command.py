@@ -12,6 +12,7 @@ sent and received around each failure; exits 1 if any check failed, 0 otherwise,
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -42,6 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except BrokenPipeError:  # `... | head`: the reader has gone, and so do we, quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
     checks = load()
     if args.markdown:
         sys.stdout.write(markdown(checks))

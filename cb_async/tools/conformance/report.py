@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from collections.abc import Sequence
@@ -59,7 +60,7 @@ class TextReport:
         if check.group is not self.group:
             self.group = check.group
             self.out.write(f"\n{check.group.title} ({check.protocol}.{check.group.name})\n")
-            self.out.write(f"  {check.group.why}\n")
+            self.out.write(textwrap.fill(check.group.why, 100, initial_indent="  ", subsequent_indent="  ") + "\n")
         self.out.write(f"  {result.status}  {check_line(check)}  [{result.seconds:.1f} s]\n")
         if result.status == "FAIL":
             self.out.write(f"        why: {check.source}\n")
