@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cb_async.tools.conformance import bounds
 from cb_async.tools.conformance.registry import PROTOCOLS, Protocol, load, select
-from cb_async.tools.conformance.report import TextReport, list_checks, markdown, write_junit
+from cb_async.tools.conformance.report import TextReport, list_checks, write_junit
 from cb_async.tools.conformance.runner import run_checks
 
 
@@ -32,8 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run only checks whose id matches (a glob such as 'uci.ponder.*', a group "
                              "'uci.stop', or a check's last part 'crlf'); may be repeated")
     parser.add_argument("--list", action="store_true", help="list the checks (of --protocol, or all) and exit")
-    parser.add_argument("--markdown", action="store_true",
-                        help="print the checks as docs/conformance.md lists them, and exit")
     parser.add_argument("--junit", metavar="FILE", type=Path, help="also write a JUnit XML report to FILE")
     parser.add_argument("--jobs", metavar="N", type=int, default=1,
                         help="run N checks at once (default 1: timings are fairest one at a time)")
@@ -52,9 +50,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     checks = load()
-    if args.markdown:
-        sys.stdout.write(markdown(checks))
-        return 0
     if args.list:
         for listed in PROTOCOLS:
             if args.protocol in (None, listed):
