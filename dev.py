@@ -3,7 +3,7 @@
 
 The first run makes a virtual environment in `.venv` and installs cb-async into it, editable:
 `engine` and the other cb-async commands need only its runtime dependencies; `test` adds the
-test extras (pytest and friends). Later runs reuse the environment and install again only when
+test extras (pytest and friends) and, where it installs, the `ray` extra. Later runs reuse the environment and install again only when
 `pyproject.toml` (or this file) changed, or when `test` needs extras that are not there yet.
 The install is editable in `compat` mode (a plain path entry, no import hook), which keeps the
 engine's start-up fast. Set-up chatter goes to stderr, so `python3 dev.py engine` is a clean
@@ -94,7 +94,25 @@ def ensure_environment(extras: frozenset[str] = frozenset(), env: Environment | 
          "--config-settings", "editable_mode=compat", "-e", target],
         check=True, stdout=sys.stderr,
     )
+    if "test" in extras and "ray" not in extras:
+        extras = extras | _ray_extra(extras, env)
     env.stamp.write_text(" ".join([wanted, *sorted(extras)]))
+
+
+def _ray_extra(extras: frozenset[str], env: Environment) -> frozenset[str]:
+    """The `ray` extra too, for the tests of `cb-async analyse --cluster`: {"ray"} when it
+    installed. Ray is large and has no wheel for every Python; without it those tests are
+    skipped with the reason, and nothing fails."""
+    target = f"{ROOT}[{','.join(sorted(extras | {'ray'}))}]"
+    done = subprocess.run(
+        [str(env.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         "--config-settings", "editable_mode=compat", "-e", target],
+        stdout=sys.stderr,
+    )
+    if done.returncode != 0:
+        print("dev.py: the ray extra has no install for this Python; the Ray tests will be skipped", file=sys.stderr)
+        return frozenset()
+    return frozenset({"ray"})
 
 
 # -- every supported Python -------------------------------------------------------------------

@@ -234,12 +234,15 @@ def parse_level(args: list[str]) -> tuple[int, int, int]:
     be fractional (`level 0 2:57 2.0`), anything after BASE's number is ignored. ValueError."""
     if len(args) < 3:
         raise ValueError("level needs MPS BASE INC")
-    moves = int(float(args[0]))
     base = _LEVEL_BASE.match(args[1])
     if base is None:
         raise ValueError(f"bad level base {args[1]!r}")
-    base_ms = round(float(base.group(1)) * 60_000 + float(base.group(2) or 0) * 1000)
-    increment_ms = round(float(args[2]) * 1000)
+    try:
+        moves = int(float(args[0]))
+        base_ms = round(float(base.group(1)) * 60_000 + float(base.group(2) or 0) * 1000)
+        increment_ms = round(float(args[2]) * 1000)
+    except OverflowError:  # `level inf ...`: float() takes it, int() and round() do not
+        raise ValueError("level takes finite numbers") from None
     if moves < 0 or base_ms < 0 or increment_ms < 0:
         raise ValueError("level takes no negative numbers")
     return moves, base_ms, increment_ms

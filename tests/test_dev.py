@@ -1,8 +1,9 @@
 """dev.py installs what each command needs and no more, and says so on stderr only.
 
 `engine` (and every cb-async subcommand) gets the runtime dependencies; `test` adds the test
-extras. The stamp in .venv remembers what was installed, so that switching from `engine` to
-`test` installs the extras, and going back installs nothing.
+extras, then the `ray` extra where it installs. The stamp in .venv remembers what was
+installed, so that switching from `engine` to `test` installs the extras, and going back
+installs nothing.
 """
 
 from __future__ import annotations
@@ -58,10 +59,10 @@ def test_engine_installs_runtime_only_and_test_adds_the_extras(
     module.ensure_environment(engine)
     assert len(installs) == 1, "nothing changed: nothing to install"
     module.ensure_environment(test)
-    assert target(installs[-1]) == f"{ROOT}[test]"
+    assert [target(args) for args in installs[1:]] == [f"{ROOT}[test]", f"{ROOT}[ray,test]"]
     module.ensure_environment(engine)
     module.ensure_environment(test)
-    assert len(installs) == 2, "the engine after the tests, and the tests again, install nothing"
+    assert len(installs) == 3, "the engine after the tests, and the tests again, install nothing"
     out, err = capsys.readouterr()
     assert out == ""
     assert err.splitlines() == ["dev.py: creating .venv", "dev.py: installing cb-async into .venv",
@@ -76,8 +77,27 @@ def test_a_changed_pyproject_installs_again(dev: tuple[ModuleType, list[list[str
     module.ensure_environment(frozenset())
     assert target(installs[-1]) == str(ROOT)
     module.ensure_environment(frozenset({"test"}))
-    assert target(installs[-1]) == f"{ROOT}[test]"
-    assert len(installs) == 3
+    assert [target(args) for args in installs[-2:]] == [f"{ROOT}[test]", f"{ROOT}[ray,test]"]
+    assert len(installs) == 5
+
+
+def test_a_ray_extra_that_does_not_install_is_said_once_and_fails_nothing(
+        dev: tuple[ModuleType, list[list[str]]], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    module, installs = dev
+    record = module.subprocess.run
+
+    def run(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        done = record(args, **kwargs)  # the recorder: makes the stand-in interpreter, notes installs
+        failed = "-e" in args and "ray" in target(args)
+        return subprocess.CompletedProcess(args, 1 if failed else done.returncode)
+
+    monkeypatch.setattr(module.subprocess, "run", run)
+    module.ensure_environment(frozenset({"test"}))
+    module.ensure_environment(frozenset({"test"}))
+    assert [target(args) for args in installs] == [f"{ROOT}[test]", f"{ROOT}[ray,test]"]
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "dev.py: the ray extra has no install for this Python; the Ray tests will be skipped")
 
 
 def test_a_lost_interpreter_installs_again(dev: tuple[ModuleType, list[list[str]]]) -> None:

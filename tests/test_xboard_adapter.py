@@ -578,3 +578,11 @@ async def test_ponder_hit_through_the_session_uses_the_fresh_clock() -> None:
     assert len(runner.searches) == 2  # the hit went on with the ponder search
     soft, hard = runner.searches[1].deadlines  # type: ignore[misc]
     assert hard - AT <= 5.0  # within the fresh 5 s, not the old 60 s
+
+
+@pytest.mark.parametrize("args", [["inf", "5", "0"], ["40", "5", "inf"], ["nan", "5", "0"]])
+def test_a_level_with_numbers_that_are_not_finite_is_a_value_error(args: list[str]) -> None:
+    from cb_async.adapters.xboard import parse_level
+
+    with pytest.raises(ValueError):
+        parse_level(args)
