@@ -1,11 +1,25 @@
 #!/bin/sh
-# Install the engines that docs/conformance.md's results table was measured against, from
-# Debian's own packages: stockfish (UCI), fairy-stockfish (UCI and XBoard) and hoichess (XBoard).
-# Run as root (or through sudo). The test suite does not need them.
+# Install engines from Debian's own packages, as /usr/games/NAME: by default the three the
+# project measures against (stockfish: the strength yardstick and the analysis benchmark's
+# reference; fairy-stockfish and hoichess: the conformance results), or only those named:
+#   sh scripts/install-debian-engines.sh stockfish
+# An engine already installed is left alone. Needs root (or sudo); the test suite needs none.
 set -eu
-if [ "$(id -u)" -ne 0 ]; then
-    echo "install-debian-engines.sh: run as root (apt-get needs it)" >&2
-    exit 2
+if [ "$#" -eq 0 ]; then
+    set -- stockfish fairy-stockfish hoichess
 fi
-apt-get update
-DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends stockfish fairy-stockfish hoichess
+missing=""
+for engine in "$@"; do
+    [ -x "/usr/games/$engine" ] || missing="$missing $engine"
+done
+if [ -z "$missing" ]; then
+    echo "install-debian-engines.sh: already installed: $*"
+    exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+fi
+$SUDO apt-get update
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $missing

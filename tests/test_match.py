@@ -32,6 +32,16 @@ def test_parse_engine_words() -> None:
         parse_engine(["cmd=x", "proto=telnet"])
 
 
+def test_parse_engine_takes_a_node_budget_for_one_engine() -> None:
+    assert parse_engine(["cmd=/usr/games/stockfish", "nodes=1000"]).nodes == 1000
+    assert parse_engine(["cmd=x"]).nodes is None
+    for bad in ("nodes=0", "nodes=-5", "nodes=many"):
+        with pytest.raises(ValueError, match="nodes"):
+            parse_engine(["cmd=x", bad])
+    with pytest.raises(ValueError, match="unknown engine key"):
+        parse_engine(["cmd=x", "node=1000"])
+
+
 def test_time_control() -> None:
     assert TimeControl.parse("10+0.1") == TimeControl(base=10.0, increment=0.1)
     assert TimeControl.parse("60") == TimeControl(base=60.0)
@@ -73,6 +83,22 @@ def test_a_short_match_records_every_game(tmp_path: Path) -> None:
     assert [g.headers["White"] for g in games] == ["cb", "cb-2"]  # colours alternate
     assert games[0].board().fen() == games[1].board().fen() == openings[0].fen()  # same opening both ways
     assert "2/2 games" in out.getvalue()
+
+
+def test_an_engine_with_a_node_budget_is_sent_nodes_and_the_other_its_clock(tmp_path: Path) -> None:
+    fixed_log, clocked_log = tmp_path / "fixed.log", tmp_path / "clocked.log"
+    fixed = EngineSpec("fixed", [*engine_command(), "--log", str(fixed_log)], nodes=50)
+    clocked = EngineSpec("clocked", [*engine_command(), "--log", str(clocked_log)])
+    openings = load_openings(DEFAULT_OPENINGS)[:1]
+    # A clock far too short for anything but 50 nodes: the fixed engine has none to lose.
+    tally = asyncio.run(run_match((fixed, clocked), 2, openings, TimeControl(base=20, increment=0.1),
+                                  Adjudication(draw_score=10_000, draw_moves=2, draw_after=0), 1, None, None, 1,
+                                  io.StringIO()))
+    assert tally.games == 2 and not tally.forfeits
+    fixed_gos = [line for line in fixed_log.read_text().splitlines() if "<< go" in line]
+    clocked_gos = [line for line in clocked_log.read_text().splitlines() if "<< go" in line]
+    assert fixed_gos and all(line.endswith("go nodes 50") for line in fixed_gos)
+    assert clocked_gos and all("wtime" in line and "nodes" not in line for line in clocked_gos)
 
 
 def test_a_repetition_ends_the_game_when_it_happens_not_when_it_could() -> None:

@@ -8,7 +8,7 @@ the median of each:
 - `analyse` on local worker processes, 1 and 2 workers (scaling efficiency);
 - `analyse` on a private 2-CPU Ray (`--cluster local`), started in a network namespace of its
   own with only the loopback interface up, so that Ray binds and talks on 127.0.0.1 alone;
-- python-chess's `chess.engine` driving a Stockfish subprocess (`scripts/install-stockfish.sh`
+- python-chess's `chess.engine` driving a Stockfish subprocess (`scripts/install-debian-engines.sh stockfish`
   installs Debian's) at the same node budget: the reference for what a harness costs.
 
 Each is also run at a budget of 1 node, where the search costs nearly nothing and what is left
@@ -220,7 +220,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="positions or games in the job (at most 64)")
     parser.add_argument("--rounds", type=whole_number(1), default=3, help="rounds; medians are printed (default 3)")
     parser.add_argument("--stockfish", default=shutil.which("stockfish") or "/usr/games/stockfish",
-                        help="the Stockfish binary (scripts/install-stockfish.sh installs Debian's)")
+                        help="the Stockfish binary (scripts/install-debian-engines.sh stockfish installs Debian's)")
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray runs")
     parser.add_argument("--ray-once", action="store_true", help=argparse.SUPPRESS)
 

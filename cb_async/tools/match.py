@@ -38,6 +38,9 @@ from cb_async.cli import UsageError
 
 DEFAULT_OPENINGS = Path(__file__).parent.parent / "data" / "openings.epd"
 STALL_GRACE_SECONDS = 5.0
+#: An engine on a fixed node budget has no clock; one that has not answered after this long
+#: has stalled.
+FIXED_NODES_STALL_SECONDS = 60.0
 
 
 # -- configuration ------------------------------------------------------------------------------
@@ -48,10 +51,14 @@ class EngineSpec:
     command: list[str]
     protocol: str = "uci"
     options: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: A fixed node budget per move for this engine alone (`nodes=N`): it is sent `go nodes N`
+    #: instead of the clocks, and no clock runs for it (a reference engine such as Stockfish
+    #: at fixed nodes plays the same on any machine and under any load).
+    nodes: int | None = None
 
 
 def parse_engine(words: Sequence[str]) -> EngineSpec:
-    """`cmd=... name=... proto=uci|xboard option.Hash=64` (cutechess-cli's words)."""
+    """`cmd=... name=... proto=uci|xboard nodes=N option.Hash=64` (cutechess-cli's words)."""
     fields: dict[str, str] = {}
     options: dict[str, str] = {}
     for word in words:
@@ -67,10 +74,21 @@ def parse_engine(words: Sequence[str]) -> EngineSpec:
     protocol = fields.get("proto", "uci")
     if protocol not in ("uci", "xboard"):
         raise ValueError(f"proto must be uci or xboard, not {protocol!r}")
+    nodes = None
+    if "nodes" in fields:
+        try:
+            nodes = int(fields["nodes"])
+        except ValueError:
+            nodes = 0
+        if nodes < 1:
+            raise ValueError(f"nodes must be a positive whole number, not {fields['nodes']!r}")
+    unknown = set(fields) - {"cmd", "name", "proto", "nodes"}
+    if unknown:
+        raise ValueError(f"unknown engine key {sorted(unknown)[0]!r} (cmd, name, proto, nodes, option.NAME)")
     command = shlex.split(fields["cmd"])
     if not command:
         raise ValueError("cmd= names no command")
-    return EngineSpec(fields.get("name", Path(command[0]).name), command, protocol, options)
+    return EngineSpec(fields.get("name", Path(command[0]).name), command, protocol, options, nodes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -266,13 +284,16 @@ async def play_game(white: Player, black: Player, opening: chess.Board, tc: Time
             break
         side = board.turn
         player = players[side]
-        limit = _limit(tc, clocks)
+        fixed_nodes = player.spec.nodes
+        limit = chess.engine.Limit(nodes=fixed_nodes) if fixed_nodes is not None else _limit(tc, clocks)
         try:
             engine = await player.ensure_started()
             started = time.monotonic()
             timeout = (clocks[side] or 0) + STALL_GRACE_SECONDS if tc.base is not None else None
             if tc.movetime is not None:
                 timeout = tc.movetime + STALL_GRACE_SECONDS
+            if fixed_nodes is not None:
+                timeout = FIXED_NODES_STALL_SECONDS
             play = await asyncio.wait_for(
                 engine.play(board, limit, game=game_id, info=chess.engine.INFO_SCORE, ponder=ponder), timeout)
         except asyncio.TimeoutError:
@@ -285,7 +306,7 @@ async def play_game(white: Player, black: Player, opening: chess.Board, tc: Time
             result, reason = _loss(side), f"{player.spec.name} {kind}: {error}"
             break
         used = time.monotonic() - started
-        if tc.base is not None:
+        if tc.base is not None and fixed_nodes is None:
             remaining = clocks[side] - used  # type: ignore[operator]
             if remaining < 0:
                 result, reason = _loss(side), f"{player.spec.name} loses on time"
@@ -501,7 +522,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = __doc__.split("\n\n", 2)[0] + "\n\n" + __doc__.split("\n\n", 2)[1]
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--engine", nargs="+", action="append", required=True, metavar="KEY=VALUE",
-                        help="cmd=COMMAND [name=NAME] [proto=uci|xboard] [option.NAME=VALUE ...]; give it twice")
+                        help="cmd=COMMAND [name=NAME] [proto=uci|xboard] [nodes=N] [option.NAME=VALUE ...]; give it twice. "
+                             "nodes=N plays that engine at N nodes per move with no clock (the other keeps --tc)")
     parser.add_argument("--games", type=cli.whole_number(1), default=2)
     parser.add_argument("--openings", type=cli.readable_file, default=DEFAULT_OPENINGS,
                         help="EPD or PGN file of start positions (default: the 64 built-in openings)")
