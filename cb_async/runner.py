@@ -379,5 +379,22 @@ def library_context() -> multiprocessing.context.BaseContext:
                              f"(one of {', '.join(multiprocessing.get_all_start_methods())})")
         return multiprocessing.get_context(wanted)
     if sys.platform.startswith("linux"):
-        return multiprocessing.get_context("forkserver")
+        context = multiprocessing.get_context("forkserver")
+        _preload_in_forkserver(context)
+        return context
     return multiprocessing.get_context("spawn")
+
+
+#: What the forkserver loads once, so that each worker it forks starts with the search loaded.
+WORKER_MODULES = ("cb_async.search.sources",)
+
+
+def _preload_in_forkserver(context: Any) -> None:
+    """Add the search to the modules the forkserver loads when it starts (it starts once, on the
+    first worker), keeping whatever the host asked for. A server already running is left as
+    it is; its workers then load the search themselves."""
+    from multiprocessing import forkserver
+
+    wanted = list(getattr(forkserver._forkserver, "_preload_modules", []))  # the host's own choice
+    wanted += [name for name in WORKER_MODULES if name not in wanted]
+    context.set_forkserver_preload(wanted)

@@ -139,7 +139,7 @@ def orphan_exit(command: list[str], count: int) -> list[float]:
     for _ in range(count):
         engine = Uci(command)
         engine.send("go infinite")
-        engine.wait_for("info depth 3")
+        engine.wait_for("info depth 9")  # deep: the next info, and with it a broken pipe, is seconds away
         workers = children(engine.process.pid)
         killed = time.perf_counter()
         engine.process.kill()
