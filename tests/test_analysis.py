@@ -19,7 +19,8 @@ from cb_async.analysis import annotate
 from cb_async.analysis.annotate import WhiteEval
 from cb_async.analysis.inputs import read_items
 from cb_async.analysis.journal import Journal, JournalError, JournalMismatch
-from cb_async.analysis.local import LocalPool, worker_context
+from cb_async.analysis.local import LocalPool
+from cb_async.runner import library_context
 from cb_async.analysis.model import Evaluation, Line
 from cb_async.analysis.writers import annotated_pgn, epd_line, judgements, json_lines
 from cb_async.limits import Limits
@@ -207,7 +208,7 @@ def test_a_chess960_game_is_read_under_chess960_rules() -> None:
 
 
 def test_worker_processes_are_never_forked_from_the_driver() -> None:
-    assert worker_context().get_start_method() in ("forkserver", "spawn")
+    assert library_context().get_start_method() in ("forkserver", "spawn")
 
 
 async def test_one_and_two_workers_give_identical_results_in_input_order(reference: list[Result]) -> None:

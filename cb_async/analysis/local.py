@@ -1,6 +1,7 @@
 """The local pool: one worker process per core, each holding one engine.
 
-Workers are started with `forkserver` on Linux and `spawn` elsewhere (`worker_context`), never
+Workers are started as the embedded engine's are (`cb_async.runner.library_context`:
+`forkserver` on Linux, with the search loaded once in the server, `spawn` elsewhere), never
 by forking the driver: the driver may be a host application with threads of its own (this
 pool's reader threads among them), and a forked child would inherit whatever lock one of them
 held at that instant. The price is that a worker imports the engine afresh (a fraction of a
@@ -17,19 +18,18 @@ pipe closes) becomes `WorkerLost` for the batch it held.
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
-import multiprocessing.context
 import os
 import signal
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from typing import Any
 
 from cb_async.analysis.model import Evaluation, PositionTask
 from cb_async.analysis.pool import PoolError, Worker, WorkerLost
 from cb_async.limits import Limits
+from cb_async.runner import library_context
 
 #: How long a new worker may take to import the engine and say it is ready.
 START_TIMEOUT = 120.0
@@ -42,19 +42,6 @@ GUARD_HINT = ("a worker process ends as soon as it starts. Worker processes star
               "top-level code under `if __name__ == \"__main__\":`")
 
 
-WorkerContext = multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext
-
-
-def worker_context() -> WorkerContext:
-    """The one place that chooses how worker processes start.
-
-    `forkserver` on Linux: each worker forks from a small single-threaded server process, so no
-    worker is ever forked from a multi-threaded host. `spawn` elsewhere (the platforms'
-    default). Never plain `fork`.
-    """
-    if sys.platform.startswith("linux"):
-        return multiprocessing.get_context("forkserver")
-    return multiprocessing.get_context("spawn")
 
 
 def default_workers() -> int:
@@ -120,7 +107,7 @@ def worker_main(conn: Connection) -> None:
 class LocalWorker:
     """The driver's handle on one worker process."""
 
-    def __init__(self, context: WorkerContext, number: int) -> None:
+    def __init__(self, context: Any, number: int) -> None:  # a concrete multiprocessing context
         self.name = f"worker {number}"
         self._context = context
         self._conn, child = context.Pipe()
@@ -203,7 +190,7 @@ class LocalPool:
         self.size = workers if workers is not None else default_workers()
         if self.size < 1:
             raise PoolError("--workers must be at least 1")
-        self._context = worker_context()
+        self._context: Any = library_context()  # the engine's own choice (runner.library_context)
         self._started = 0
         self.workers: list[LocalWorker] = []
         self.replaced = 0
