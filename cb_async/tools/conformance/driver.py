@@ -187,6 +187,17 @@ class EngineDriver:
             lines.append(line)
         return lines
 
+    def quiet(self, window: float, forbidden: re.Pattern[str], what: str) -> list[Line]:
+        """Watch `window` seconds in which no line matching `forbidden` may come, nor the end
+        of the output; the lines that did come."""
+        lines = self.lines_within(window)
+        for line in lines:
+            if forbidden.fullmatch(line.text):
+                raise CheckFailed(f"{line.text!r} {what}")
+        if self.ended:
+            raise CheckFailed(f"the engine's output ended {what}{self.exit_note()}")
+        return lines
+
     def wait_exit(self, timeout: float) -> int | None:
         """The exit status, or None if still running after `timeout` seconds."""
         try:

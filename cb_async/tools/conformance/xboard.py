@@ -154,13 +154,7 @@ class XBoardEngine:
 
     def quiet(self, window: float, what: str) -> list[Line]:
         """Watch `window` seconds: no `move` may come."""
-        lines = self.driver.lines_within(window)
-        for line in lines:
-            if MOVE.fullmatch(line.text):
-                raise CheckFailed(f"{line.text!r} {what}")
-        if self.driver.ended:
-            raise CheckFailed(f"the engine's output ended {what}{self.driver.exit_note()}")
-        return lines
+        return self.driver.quiet(window, MOVE, what)
 
 
 def start(driver: EngineDriver) -> XBoardEngine:
