@@ -134,8 +134,8 @@ class Search(threading.Thread):
     def run(self) -> None:
         depth = 0
         while self.best is not None and depth < self.max_depth and not self.stop_event.is_set():
-            if self.deadline is not None and time.monotonic() >= self.deadline:
-                break
+            if self.deadline is not None and time.monotonic() >= self.deadline and depth >= 1:
+                break  # as real engines do, the first iteration always completes (however late this thread ran)
             wait = depth_time(depth + 1)
             if self.deadline is not None:
                 wait = max(0.0, min(wait, self.deadline - time.monotonic()))
