@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 from pathlib import Path
 
 import chess
@@ -83,6 +84,9 @@ def test_a_short_match_records_every_game(tmp_path: Path) -> None:
     assert [g.headers["White"] for g in games] == ["cb", "cb-2"]  # colours alternate
     assert games[0].board().fen() == games[1].board().fen() == openings[0].fen()  # same opening both ways
     assert "2/2 games" in out.getvalue()
+    # Each move's comment is its score from the mover's side and its time, as python-chess signs it.
+    comments = [node.comment for game in games for node in game.mainline()]
+    assert comments and all(re.fullmatch(r"(\+[1-9]\d*|-[1-9]\d*|0|#[+-]\d+)/\d+\.\d\ds", c) for c in comments), comments
 
 
 def test_an_engine_with_a_node_budget_is_sent_nodes_and_the_other_its_clock(tmp_path: Path) -> None:

@@ -354,8 +354,7 @@ def _loss(side: chess.Color) -> str:
 def _score_text(score: chess.engine.PovScore | None, side: chess.Color) -> str:
     if score is None:
         return "-"
-    relative = score.pov(side)
-    return f"{'+' if (relative.score(mate_score=100000) or 0) >= 0 else ''}{relative}"
+    return str(score.pov(side))  # python-chess signs it: +46, -3, 0, #+3
 
 
 def _adjudicate(board: chess.Board, scores: dict[chess.Color, list[int]], rules: Adjudication,
