@@ -29,7 +29,7 @@ from multiprocessing import shared_memory
 from typing import TYPE_CHECKING, Any
 
 from cb_async.search.worker import (
-    DoneReply, NewGameRequest, QuitRequest, ReadyReply, Reply, SearchRequest, worker_main,
+    DoneReply, NewGameRequest, ReadyReply, Reply, SearchRequest, end_worker, worker_main,
 )
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class _Helper:
             try:
                 reply: Reply = host_end.recv()
             except (EOFError, OSError, TypeError):
-                if not pool.closed:
+                if not pool.closed and not self.retired:  # else ended on purpose, by `quit`
                     process.join(1.0)
                     pool.to_loop(self._died, None)
                 return
@@ -144,22 +144,9 @@ class _Helper:
 
     def quit(self) -> None:
         """End the process and close its pipe (the reader thread then reads its end)."""
-        conn, process = self.conn, self.process
-        if conn is not None:
-            try:
-                conn.send(QuitRequest())
-            except (OSError, ValueError):
-                pass
-        if process is not None:
-            process.join(0.5)
-            if process.is_alive():
-                process.terminate()
-                process.join(1.0)
-            if process.is_alive():
-                process.kill()
-                process.join()
-        if conn is not None:
-            conn.close()
+        end_worker(self.conn, self.process)
+        if self.conn is not None:
+            self.conn.close()
 
 
 class HelperPool:

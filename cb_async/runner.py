@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from cb_async.helpers import HelperPool
 from cb_async.search.worker import (
-    CONTROL_SLOTS, DEADLINE_ID, STOPPED_ID, DoneReply, FailedReply, InfoReply, NewGameRequest, QuitRequest,
-    ReadyReply, Reply, ResultReply, SearchRequest, stop_search, worker_main, write_deadlines,
+    CONTROL_SLOTS, DEADLINE_ID, STOPPED_ID, DoneReply, FailedReply, InfoReply, NewGameRequest, ReadyReply,
+    Reply, ResultReply, SearchRequest, end_worker, stop_search, worker_main, write_deadlines,
 )
 
 if TYPE_CHECKING:
@@ -243,21 +243,8 @@ class ProcessRunner:
             self._active.stop()
         if self._pool is not None:
             self._pool.close()
-        conn, process = self._conn, self._process
-        if conn is not None:
-            try:
-                conn.send(QuitRequest())
-            except (OSError, ValueError):
-                pass
-        if process is not None:
-            process.join(0.5)
-            if process.is_alive():
-                process.terminate()
-                process.join(1.0)
-            if process.is_alive():
-                process.kill()
-                process.join()
-            process.close()
+        conn = self._conn
+        end_worker(conn, self._process)
         if self._reader is not None:
             self._reader.join(1.0)  # it reads the end of the pipe now that the worker is gone
         if conn is not None:

@@ -21,6 +21,7 @@ from cb_async.runner import ProcessRunner, library_context
 from cb_async.search import Searcher, StopToken
 from cb_async.search.scores import INFINITY, MATE
 from cb_async.search.settings import SearchSettings
+from cb_async.search.sources import MoveSources
 from cb_async.search.tt import EXACT, LOWER, UPPER, Entry, SharedSlots, TranspositionTable
 
 MATE_IN_THREE = "r5rk/5p1p/5R2/4B3/8/8/7P/7K w - - 0 1"
@@ -175,3 +176,15 @@ def test_the_helpers_stop_when_the_main_search_answers_by_itself() -> None:
             runner.close()
 
     anyio.run(scenario)
+
+
+def test_a_strength_level_gets_no_help() -> None:
+    """Levels were calibrated on one search: a helper filling its table would lift a level
+    above its label, so a level's helper searches nothing (a full-strength one does)."""
+    sources = MoveSources(Searcher())
+    sources.searcher.share_table(slots(1 << 12))
+    board = chess.Board(MIDDLEGAME)
+    sources.help(board, (), Limits(depth=3), SearchSettings(limit_strength=True, elo=1400), StopToken(), 1)
+    assert sources.searcher.hashfull() == 0
+    sources.help(board, (), Limits(depth=3), SearchSettings(), StopToken(), 1)
+    assert sources.searcher.hashfull() > 0

@@ -118,6 +118,29 @@ Request = Union[SearchRequest, NewGameRequest, QuitRequest]
 Reply = Union[InfoReply, ResultReply, FailedReply, DoneReply, ReadyReply]
 
 
+# -- ending a worker, host side ----------------------------------------------------------------
+
+
+def end_worker(conn: multiprocessing.connection.Connection | None, process: Any) -> None:
+    """End a worker from its host: ask it to quit, then terminate, then kill it, and free the
+    process object's descriptors (the pipe is the caller's: its reader may still hold it)."""
+    if conn is not None:
+        try:
+            conn.send(QuitRequest())
+        except (OSError, ValueError):
+            pass
+    if process is None:
+        return
+    process.join(0.5)
+    if process.is_alive():
+        process.terminate()
+        process.join(1.0)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    process.close()
+
+
 # -- the control block -------------------------------------------------------------------------
 
 
