@@ -79,7 +79,7 @@ class OptionSpec:
 #: Every option the engine has, in the order front ends list them.
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("Hash", "spin", 16, 1, 4096, doc="transposition table size in MB; 64 to 256 is plenty for games"),
-    OptionSpec("Threads", "spin", 1, 1, 1, doc="search threads: cb-async searches on one core"),
+    OptionSpec("Threads", "spin", 1, 1, 64, doc="search processes (Lazy SMP): the search and Threads - 1 helpers on a shared hash table"),
     OptionSpec("MultiPV", "spin", 1, 1, 256, doc="how many best lines to search and report (analysis); games use 1"),
     OptionSpec("Ponder", "check", False, doc="the GUI lets the engine think on the opponent's time"),
     OptionSpec("Move Overhead", "spin", 30, 0, 5000,

@@ -28,9 +28,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from cb_async.helpers import HelperPool
 from cb_async.search.worker import (
-    CONTROL_SLOTS, DEADLINE_ID, STOPPED_ID, DoneReply, FailedReply, InfoReply, NewGameRequest, QuitRequest,
-    ReadyReply, Reply, ResultReply, SearchRequest, stop_search, worker_main, write_deadlines,
+    CONTROL_SLOTS, DEADLINE_ID, STOPPED_ID, DoneReply, FailedReply, InfoReply, NewGameRequest, ReadyReply,
+    Reply, ResultReply, SearchRequest, end_worker, stop_search, worker_main, write_deadlines,
 )
 
 if TYPE_CHECKING:
@@ -158,6 +159,8 @@ class ProcessRunner:
         self._reader: threading.Thread | None = None
         self._start_error: WorkerDied | None = None
         self._active: _Search | None = None
+        #: The Lazy SMP helpers and their shared table, from the first search with Threads > 1.
+        self._pool: HelperPool | None = None
         self._pending_acks: dict[int, Any] = {}
         self._closed = False
         self.restarts = 0
@@ -238,21 +241,10 @@ class ProcessRunner:
         self._closed = True
         if self._active is not None:
             self._active.stop()
-        conn, process = self._conn, self._process
-        if conn is not None:
-            try:
-                conn.send(QuitRequest())
-            except (OSError, ValueError):
-                pass
-        if process is not None:
-            process.join(0.5)
-            if process.is_alive():
-                process.terminate()
-                process.join(1.0)
-            if process.is_alive():
-                process.kill()
-                process.join()
-            process.close()
+        if self._pool is not None:
+            self._pool.close()
+        conn = self._conn
+        end_worker(conn, self._process)
         if self._reader is not None:
             self._reader.join(1.0)  # it reads the end of the pipe now that the worker is gone
         if conn is not None:
@@ -271,12 +263,25 @@ class ProcessRunner:
         if deadlines is not None:
             write_deadlines(self.control, search.search_id, *deadlines)
         self._active = search
+        pool = self._pool
+        if pool is None and settings.threads > 1:
+            pool = self._pool = HelperPool(self._restart_context, self.control, self._to_loop)
+        table = pool.table_for(settings.threads, hash_mb) if pool is not None else None
+        request = SearchRequest(search.search_id, board, limits, hash_mb, settings, table=table)
         try:
             assert self._conn is not None
-            self._conn.send(SearchRequest(search.search_id, board, limits, hash_mb, settings))
+            self._conn.send(request)
         except (OSError, ValueError):
             self._worker_died(self._process)
+            return search
+        if pool is not None:
+            pool.search(request, settings.threads - 1 if table is not None else 0)
         return search
+
+    async def wait_helpers(self) -> int:
+        """Until the Lazy SMP helpers started for the searches so far are ready to join the
+        next search (they start with the first search that asks for Threads > 1); how many."""
+        return await self._pool.wait_ready() if self._pool is not None else 0
 
     async def new_game(self) -> None:
         import anyio
@@ -291,6 +296,8 @@ class ProcessRunner:
             self._pending_acks.pop(ack_id, None)
             return
         await done.wait()
+        if self._pool is not None:
+            await self._pool.new_game()
 
     # -- replies from the worker, on the loop -----------------------------------------------
 
@@ -311,12 +318,19 @@ class ProcessRunner:
                 search = self._running(search_id)
                 if search is not None:
                     self._active = None
+                    self._stop_helpers(search_id)
                     search.end(result)
             case FailedReply(search_id=search_id, error=error):
                 search = self._running(search_id)
                 if search is not None:
                     self._active = None
+                    self._stop_helpers(search_id)
                     search.end(error=SearchFailed(f"search failed: {error}"))
+
+    def _stop_helpers(self, search_id: int) -> None:
+        """The main search has answered: its helpers stop too (they would search on forever)."""
+        if self._pool is not None:
+            stop_search(self.control, search_id)
 
     def _running(self, search_id: int) -> _Search | None:
         """The search a reply is about, unless it has already ended (a late info)."""
@@ -329,6 +343,8 @@ class ProcessRunner:
         if self._closed or process is not self._process:
             return
         search, self._active = self._active, None
+        if search is not None:
+            self._stop_helpers(search.search_id)
         for done in self._pending_acks.values():
             done.set()
         self._pending_acks.clear()

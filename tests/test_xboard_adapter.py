@@ -144,7 +144,7 @@ def test_quit() -> None:
     ("memory 64", SetOptions((("Hash", 64),))),
     ("memory 100000", SetOptions((("Hash", 4096),))),
     ("memory 0", SetOptions((("Hash", 1),))),
-    ("cores 4", SetOptions((("Threads", 1),))),
+    ("cores 4", SetOptions((("Threads", 4),))),
     ("option MultiPV=3", SetOptions((("MultiPV", "3"),))),
     ("option MoveOverhead=100", SetOptions((("Move Overhead", "100"),))),
     ("option ClearHash", SetOptions((("Clear Hash", None),))),

@@ -40,7 +40,7 @@ from cb_async.search.scores import (
     mate_moves,
     to_score,
 )
-from cb_async.search.tt import EXACT, LOWER, UPPER, TranspositionTable
+from cb_async.search.tt import EXACT, LOWER, UPPER, SharedSlots, TranspositionTable
 
 if TYPE_CHECKING:
     from cb_async.search.tablebase import Tables
@@ -143,6 +143,10 @@ class Searcher:
         """Resize the transposition table (which clears it)."""
         self._tt.resize(mb)
 
+    def share_table(self, slots: SharedSlots) -> None:
+        """Search with a table that other search processes share (Lazy SMP)."""
+        self._tt.share(slots)
+
     def new_game(self) -> None:
         """Forget everything learnt from earlier positions."""
         self._tt.clear()
@@ -159,17 +163,23 @@ class Searcher:
         limits: Limits,
         stop: StopToken,
         on_info: Callable[[SearchInfo], None] | None = None,
+        helper: int = 0,
     ) -> SearchResult:
         """Search `position` (never modified) until a limit or `stop` ends it.
 
         Time is the caller's: the search reads its deadlines from `stop` alone (the session
-        computes them; `cb_async.timeman.stop_token` does it for code without a session)."""
+        computes them; `cb_async.timeman.stop_token` does it for code without a session).
+
+        `helper` > 0 makes this a Lazy SMP helper of a main search on a shared table: it
+        deepens until stopped (the main search decides when to answer), and odd helpers search
+        each iteration a ply deeper than the main one, so that the two fill the table with
+        different work."""
         start = time.monotonic()
         board = position.copy(stack=False)
         # Killers are only meaningful for the position they were found in.
         self._killers = [[-1, -1] for _ in range(MAX_PLY + 2)]
         run = _SearchRun(self._tt, self._history, self._killers, board, history, limits, stop, on_info, start,
-                         self.tablebase)
+                         self.tablebase, helper)
         return run.execute()
 
 
@@ -188,6 +198,7 @@ class _SearchRun:
         on_info: Callable[[SearchInfo], None] | None,
         start: float,
         tables: Tables | None = None,
+        helper: int = 0,
     ) -> None:
         self.tt = tt
         self.history_table = history_table
@@ -202,6 +213,7 @@ class _SearchRun:
         self.seldepth = 0
         self.tables = tables
         self.tbhits = 0
+        self.helper = helper
 
     # -- the driver -------------------------------------------------------------------------
 
@@ -224,9 +236,16 @@ class _SearchRun:
         infos: list[SearchInfo] = []
         previous = 0
         pacing = Pacing(self.stop, self.start, flexible=limits.movetime is None)
-        for depth in range(1, max_depth + 1):
-            if not pacing.keep_going():
-                break
+        helper = self.helper
+        for iteration in range(1, max_depth + 1):
+            if helper:
+                if self.stop.should_stop():
+                    break
+                depth = min(iteration + (helper & 1), max_depth)
+            else:
+                if not pacing.keep_going():
+                    break
+                depth = iteration
             try:
                 lines: list[tuple[int, tuple[chess.Move, ...]]] = []
                 chosen: set[chess.Move] = set()

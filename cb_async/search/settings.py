@@ -19,6 +19,8 @@ class SearchSettings:
     syzygy_path: str = ""
     limit_strength: bool = False
     elo: int = 1500
+    #: Search processes (Lazy SMP): the main search and `threads - 1` helpers.
+    threads: int = 1
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> SearchSettings:
@@ -29,4 +31,5 @@ class SearchSettings:
             syzygy_path=options.get("SyzygyPath", "") or "",
             limit_strength=bool(options.get("UCI_LimitStrength", False)),
             elo=int(options.get("UCI_Elo", 1500)),
+            threads=int(options.get("Threads", 1)),
         )

@@ -85,6 +85,25 @@ class MoveSources:
                 return dataclasses.replace(result, source="tablebase", tbhits=result.tbhits + len(ranked))
         return self._search(board, history, limits, settings, stop, on_info)
 
+    def help(
+        self,
+        board: chess.Board,
+        history: Sequence[Hashable],
+        limits: Limits,
+        settings: SearchSettings,
+        stop: StopToken,
+        helper: int,
+    ) -> None:
+        """Search beside the main search as its Lazy SMP helper `helper` (1, 2, ...): what it
+        finds goes into the shared hash table, where the main search reads it; its own result
+        is not wanted. A level's search (strength limited, not analysis) gets no help, since
+        the help would make it stronger than its label; the book and the tablebases answer at
+        once in the main search, which then stops the helpers."""
+        if settings.limit_strength and not limits.infinite:
+            return
+        self.searcher.tablebase = self.tables(settings.syzygy_path)
+        self.searcher.search(board, history, limits.replace(multipv=1), stop, None, helper)
+
     def _search(
         self,
         board: chess.Board,

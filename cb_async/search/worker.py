@@ -7,6 +7,12 @@ pipe, one type per message, dispatched with `match`:
     host -> worker: SearchRequest, NewGameRequest, QuitRequest
     worker -> host: ReadyReply (once), InfoReply, ResultReply, FailedReply, DoneReply
 
+With `Threads` N > 1 the runner starts N - 1 more workers, Lazy SMP helpers: each gets the
+same `SearchRequest` with its `helper` number, searches the same position on a hash table in
+shared memory (`table`, the runner's) and answers nothing; the main worker's result is the
+answer. The helpers poll the same control block with the same search id, so one stop, one
+ponder hit or one deadline reaches them all at once.
+
 A stop never travels the pipe: the control block is a small shared array the search polls
 through `SharedStopToken` (the id of the highest stopped search, and the deadlines of one
 search id). A stop names its search, so it can never leak into the next one, and a ponder hit
@@ -58,6 +64,11 @@ class SearchRequest:
     hash_mb: int
     #: Book, tablebases and strength level (the session's options for this search).
     settings: SearchSettings = field(default_factory=SearchSettings)
+    #: The name of the shared-memory hash table of all the search's workers (Threads > 1), or
+    #: None for the worker's own table of `hash_mb`.
+    table: str | None = None
+    #: 0 for the main search, which answers; 1, 2, ... for the Lazy SMP helpers, which do not.
+    helper: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +116,29 @@ class ReadyReply:
 
 Request = Union[SearchRequest, NewGameRequest, QuitRequest]
 Reply = Union[InfoReply, ResultReply, FailedReply, DoneReply, ReadyReply]
+
+
+# -- ending a worker, host side ----------------------------------------------------------------
+
+
+def end_worker(conn: multiprocessing.connection.Connection | None, process: Any) -> None:
+    """End a worker from its host: ask it to quit, then terminate, then kill it, and free the
+    process object's descriptors (the pipe is the caller's: its reader may still hold it)."""
+    if conn is not None:
+        try:
+            conn.send(QuitRequest())
+        except (OSError, ValueError):
+            pass
+    if process is None:
+        return
+    process.join(0.5)
+    if process.is_alive():
+        process.terminate()
+        process.join(1.0)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    process.close()
 
 
 # -- the control block -------------------------------------------------------------------------
@@ -155,10 +189,18 @@ class SharedStopToken(StopToken):
 # -- the process -------------------------------------------------------------------------------
 
 
-def worker_main(conn: multiprocessing.connection.Connection, host_end: Any, control: Any) -> None:
+#: How much lower a Lazy SMP helper's scheduling priority is (Unix `nice`): when the cores are
+#: short, the main search and the host's event loop (which answers stop and isready) go first.
+HELPER_NICENESS = 5
+
+
+def worker_main(conn: multiprocessing.connection.Connection, host_end: Any, control: Any,
+                is_helper: bool = False) -> None:
     """The worker process: warm up, then receive requests, search, send infos and results."""
     if host_end is not None:
         host_end.close()  # so that the host's death reads as end of input here
+    if is_helper and sys.platform != "win32":
+        os.nice(HELPER_NICENESS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # GUIs send SIGINT to XBoard engines
     _detach_stdio()
     _exit_with_parent(os.getppid())
@@ -169,17 +211,23 @@ def worker_main(conn: multiprocessing.connection.Connection, host_end: Any, cont
     sources = MoveSources(searcher)
     _warm_up(searcher)
     conn.send(ReadyReply())
-    hash_mb = 16
+    table = _Table(searcher)
     while True:
         try:
             message: Request = conn.recv()
         except (EOFError, OSError):
+            table.release()
             return
         match message:
+            case SearchRequest(search_id=search_id, helper=helper) if helper:
+                table.use(message.table, message.hash_mb)
+                try:
+                    sources.help(message.board, history_keys(message.board), message.limits, message.settings,
+                                 SharedStopToken(control, search_id), helper)
+                except Exception:  # a helper's failure costs its help only; the main search answers
+                    pass
             case SearchRequest(search_id=search_id):
-                if message.hash_mb != hash_mb:
-                    hash_mb = message.hash_mb
-                    searcher.set_hash_size(hash_mb)
+                table.use(message.table, message.hash_mb)
                 token = SharedStopToken(control, search_id)
 
                 def on_info(info: SearchInfo, search_id: int = search_id) -> None:
@@ -196,7 +244,64 @@ def worker_main(conn: multiprocessing.connection.Connection, host_end: Any, cont
                 searcher.new_game()
                 conn.send(DoneReply(ack_id))
             case QuitRequest():
+                table.release()
                 return
+
+
+class _Table:
+    """Which hash table the worker's searcher uses: its own, of the Hash size, or the shared
+    one named by the request (Threads > 1), attached when the name changes."""
+
+    def __init__(self, searcher: Any) -> None:
+        self._searcher = searcher
+        self._hash_mb = 16
+        self._name: str | None = None
+        self._memory: Any = None  # the attached SharedMemory
+        self._slots: Any = None
+
+    def use(self, name: str | None, hash_mb: int) -> None:
+        if name == self._name and (name is not None or hash_mb == self._hash_mb):
+            return
+        from cb_async.search.tt import SharedSlots
+
+        old_memory, old_slots = self._memory, self._slots
+        self._memory = self._slots = None
+        if name is not None:
+            memory = _attach_shared(name)
+            self._memory, self._slots = memory, SharedSlots(memory.buf)
+            self._searcher.share_table(self._slots)
+        else:
+            self._searcher.set_hash_size(hash_mb)
+        self._name, self._hash_mb = name, hash_mb
+        if old_slots is not None:
+            old_slots.release()
+            old_memory.close()
+
+    def release(self) -> None:
+        """Let go of a shared table before the process ends (no view may outlive the map)."""
+        if self._name is not None:
+            self.use(None, self._hash_mb)
+
+
+def _attach_shared(name: str) -> Any:
+    """Map the runner's shared table without claiming it: its owner is the runner's resource
+    tracker. (Before 3.13, attaching registers the segment with this process's tracker as if
+    it had made it; a tracker of the worker's own, as the main worker starts when it was
+    forked before the host had one, would unlink the runner's segment when the worker ends.)"""
+    from multiprocessing import resource_tracker, shared_memory
+
+    if sys.version_info >= (3, 13):
+        return shared_memory.SharedMemory(name=name, track=False)
+    register = resource_tracker.register
+
+    def unregistered(name: str, rtype: str) -> None:
+        pass
+
+    setattr(resource_tracker, "register", unregistered)
+    try:
+        return shared_memory.SharedMemory(name=name)
+    finally:
+        setattr(resource_tracker, "register", register)
 
 
 def _warm_up(searcher: Any) -> None:

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from cb_async.cli import UsageError, number, whole_number
 
@@ -76,10 +76,17 @@ def start_up(command: list[str], runs: int) -> list[float]:
     return times
 
 
-def isready_while_searching(command: list[str], count: int) -> list[float]:
-    engine = Uci(command)
+def handshake(engine: Uci, options: Sequence[tuple[str, str]]) -> None:
+    """`uci`, then the options asked for with `--option` (a `setoption` each)."""
     engine.send("uci")
     engine.wait_for("uciok")
+    for name, value in options:
+        engine.send(f"setoption name {name} value {value}")
+
+
+def isready_while_searching(command: list[str], count: int, options: Sequence[tuple[str, str]] = ()) -> list[float]:
+    engine = Uci(command)
+    handshake(engine, options)
     engine.send("position startpos moves e2e4 e7e5 g1f3 b8c6")
     engine.send("go infinite")
     time.sleep(0.5)  # let the search get going: we measure answers *during* a search
@@ -94,10 +101,9 @@ def isready_while_searching(command: list[str], count: int) -> list[float]:
     return times
 
 
-def stop_latency(command: list[str], count: int, think: float) -> list[float]:
+def stop_latency(command: list[str], count: int, think: float, options: Sequence[tuple[str, str]] = ()) -> list[float]:
     engine = Uci(command)
-    engine.send("uci")
-    engine.wait_for("uciok")
+    handshake(engine, options)
     times = []
     for i in range(count):
         engine.send("position startpos" + (" moves e2e4" if i % 2 else ""))
@@ -257,6 +263,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fresh engines whose first and second `go depth 3` are timed (0 skips)")
     parser.add_argument("--orphans", type=whole_number(0), default=0,
                         help="kill the engine (SIGKILL) mid-search this many times and time its worker's exit (Linux)")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", type=_option,
+                        help="set a UCI option before the isready and stop measures (repeatable), e.g. Threads=2")
     parser.add_argument("--embedded", action="store_true",
                         help="measure the embedded library instead: host loop lag during a search, and open/close cycles")
     parser.add_argument("--seconds", type=number(0.01), default=2.0, help="--embedded: how long the search runs")
@@ -277,8 +285,9 @@ def run(args: argparse.Namespace) -> int:
     # Interleaved: each round measures every engine once, so load on the machine falls on all alike.
     measures: list[tuple[str, int, Callable[[list[str]], list[float]]]] = [
         ("start -> uciok", args.starts, lambda command: start_up(command, 1)),
-        ("isready -> readyok (search)", args.isready, lambda command: isready_while_searching(command, args.isready)),
-        ("stop -> bestmove (infinite)", args.stops, lambda command: stop_latency(command, args.stops, args.think)),
+        ("isready -> readyok (search)", args.isready,
+         lambda command: isready_while_searching(command, args.isready, args.option)),
+        ("stop -> bestmove (infinite)", args.stops, lambda command: stop_latency(command, args.stops, args.think, args.option)),
         ("first go depth 3 -> bestmove", args.searches, lambda command: search_answer(command, 1)),
         ("second go depth 3 -> bestmove", args.searches, lambda command: search_answer(command, 2)),
         ("engine killed -> worker gone", args.orphans, lambda command: orphan_exit(command, args.orphans)),
@@ -307,6 +316,13 @@ def run(args: argparse.Namespace) -> int:
                 print(summary(label, samples[index], width))
         sys.stdout.flush()
     return 0
+
+
+def _option(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name.strip(), value.strip()
 
 
 def _engine_command(text: str) -> list[str]:
