@@ -376,6 +376,46 @@ def test_quiescence_captures_match_python_chess() -> None:
         assert keys == sorted(keys, reverse=True)
 
 
+def test_the_ordering_lists_hold_python_chess_moves_in_its_order() -> None:
+    # The search's equal-scored moves keep their generation order, so the node count (Bench)
+    # depends on the lists being python-chess's moves in python-chess's order.
+    import random
+
+    from cb_async.search.quiets import scored_captures, scored_quiets
+    from cb_async.search.searcher import ORDER_VALUE
+
+    rng = random.Random(5)
+    history = [rng.randrange(-500, 500) for _ in range(8192)]
+    for board in _random_positions(12, seed=13):
+        theirs = board.occupied_co[not board.turn]
+        quiets = list(board.generate_pseudo_legal_moves(chess.BB_ALL, chess.BB_ALL & ~theirs))
+        takes = list(board.generate_pseudo_legal_moves(chess.BB_ALL, theirs))
+        pseudo = quiets + takes
+        skip = rng.choice(pseudo) if pseudo and rng.random() < 0.7 else None
+        codes = [m.from_square << 6 | m.to_square for m in quiets if not m.promotion]
+        killers = [rng.choice(codes) if codes else -1, rng.choice(codes) if codes else -1]
+        base = 4096 if board.turn else 0
+
+        def quiet_score(move: chess.Move) -> int:
+            code = move.from_square << 6 | move.to_square
+            if move.promotion:
+                return 900 + move.promotion
+            if code == killers[0]:
+                return 801
+            if code == killers[1]:
+                return 800
+            return history[base | code]
+
+        found = scored_quiets(board, history, base, skip, killers, 900, (801, 800))
+        assert found == [(quiet_score(m), m) for m in quiets if m != skip], board.fen()
+        found_takes = scored_captures(board, skip, ORDER_VALUE)
+        expected = [
+            (ORDER_VALUE[board.piece_type_at(m.to_square)] * 8 - board.piece_type_at(m.from_square), m)  # type: ignore[index, operator]
+            for m in takes if m != skip
+        ]
+        assert found_takes == expected, board.fen()
+
+
 def test_a_proven_mate_on_the_clock_is_played_at_once() -> None:
     start = time.monotonic()
     result = run("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", Limits(movetime=5000))

@@ -5,7 +5,8 @@ than what a pure-Python mailbox reaches (the pseudo-legal moves of a middlegame 
 it is the rules reference, so there is no second move generator to keep correct (perft checks
 the one we use). Where its general-purpose calls were the bottleneck we go around them on its
 own bitboards: `play` makes ordinary moves three times faster than `Board.push`, `captures`
-builds the quiescence moves already ordered, the evaluation sums are passed down the tree
+builds the quiescence moves already ordered, `quiets` the main search's captures and quiet
+moves with their ordering scores in one pass, the evaluation sums are passed down the tree
 (`evaluation`), and legality is tested after the push only for moves that can expose the king.
 
 The hot functions are closures over the search state (one `_SearchRun` per search) so that the
@@ -29,6 +30,7 @@ from cb_async.search.captures import captures
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
 from cb_async.search.pacing import Pacing
 from cb_async.search.play import play, play_known
+from cb_async.search.quiets import scored_captures, scored_quiets
 from cb_async.search.scores import (
     INFINITY,
     MATE,
@@ -415,8 +417,10 @@ class _SearchRun:
         slider_blockers = board._slider_blockers
         piece_type_at = board.piece_type_at
         occupied_co = board.occupied_co
-        generate_moves = board.generate_pseudo_legal_moves
         gen_captures = captures
+        gen_quiets = scored_quiets
+        gen_scored_captures = scored_captures
+        killer_scores = (_KILLER_1, _KILLER_2)
         should_stop = self.stop.should_stop
         tt_entries = self.tt.entries
         tt_mask = self.tt.mask
@@ -589,12 +593,7 @@ class _SearchRun:
             # Stages: 0 the TT move, 1 captures (MVV-LVA), 2 the rest (killers, then history).
             # A cut-off in an early stage saves generating the later ones.
             stage = 0
-            if tt_move is not None:
-                moves: list[chess.Move] | tuple[chess.Move, ...] = (tt_move,)
-                tt_code = tt_move.from_square << 6 | tt_move.to_square
-            else:
-                moves = ()
-                tt_code = -1
+            moves: list[chess.Move] | tuple[chess.Move, ...] = (tt_move,) if tt_move is not None else ()
             child_pv = ply + 1
             # Legality is checked after the push, and only where a move can be illegal: out of
             # check, only king moves, moves of pinned pieces and en passant can expose the king.
@@ -691,27 +690,11 @@ class _SearchRun:
                     if stage == 2:
                         break
                     stage += 1
-                    scored: list[tuple[int, chess.Move]] = []
-                    append = scored.append
                     if stage == 1:
-                        for move in generate_moves(BB_ALL, theirs):
-                            if (move.from_square << 6 | move.to_square) == tt_code and move == tt_move:
-                                continue
-                            append((order_value[piece_type_at(move.to_square)] * 8 - piece_type_at(move.from_square), move))  # type: ignore[index, operator]
+                        scored = gen_scored_captures(board, tt_move, order_value)
                     else:
-                        first_killer, second_killer = killer_pair
-                        for move in generate_moves(BB_ALL, BB_ALL & ~theirs):
-                            code = move.from_square << 6 | move.to_square
-                            if code == tt_code and move == tt_move:
-                                continue
-                            if move.promotion:
-                                append((_PROMOTION_BASE + move.promotion, move))
-                            elif code == first_killer:
-                                append((_KILLER_1, move))
-                            elif code == second_killer:
-                                append((_KILLER_2, move))
-                            else:
-                                append((history_table[history_base | code], move))
+                        scored = gen_quiets(board, history_table, history_base, tt_move, killer_pair,
+                                            _PROMOTION_BASE, killer_scores)
                     if len(scored) > 1:
                         scored.sort(key=first, reverse=True)
                     moves = [move for _, move in scored]

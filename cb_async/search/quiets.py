@@ -1,0 +1,247 @@
+"""The quiet moves of a search node, generated and scored for ordering in one pass.
+
+The search orders the moves that capture nothing (promotions, the two killers, then history)
+after the table's move and the captures. python-chess's `generate_pseudo_legal_moves` yields
+them one at a time from a generator, and the search then walked them again to score each one;
+this builds the scored list directly from the same bitboards, in exactly python-chess's order
+(so that moves of equal score keep their order and the search stays the same, node for node).
+"""
+
+from __future__ import annotations
+
+import chess
+
+_Move = chess.Move
+_KNIGHT = chess.BB_KNIGHT_ATTACKS
+_KING = chess.BB_KING_ATTACKS
+_DIAG_MASKS = chess.BB_DIAG_MASKS
+_DIAG = chess.BB_DIAG_ATTACKS
+_FILE_MASKS = chess.BB_FILE_MASKS
+_FILE = chess.BB_FILE_ATTACKS
+_RANK_MASKS = chess.BB_RANK_MASKS
+_RANK = chess.BB_RANK_ATTACKS
+_BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
+_PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
+_DOUBLE_TARGETS = (chess.BB_RANK_6 | chess.BB_RANK_5, chess.BB_RANK_3 | chess.BB_RANK_4)
+_HOME_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)
+_EP_RANK = (chess.BB_RANKS[3], chess.BB_RANKS[4])
+_PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
+
+
+def scored_quiets(
+    board: chess.Board,
+    history: list[int],
+    history_base: int,
+    skip: chess.Move | None,
+    killers: list[int],
+    promotion_base: int,
+    killer_scores: tuple[int, int],
+) -> list[tuple[int, chess.Move]]:
+    """(order score, move) of the side to move's pseudo-legal moves to empty squares (with
+    castling and en passant), unsorted, in python-chess's generation order, without `skip`.
+
+    A promotion scores `promotion_base` + its piece type; a move matching the first or second
+    killer (from << 6 | to) its `killer_scores` entry; any other move its history score,
+    `history[history_base | from << 6 | to]`.
+    """
+    us = board.turn
+    occupied_co = board.occupied_co
+    ours = occupied_co[us]
+    occupied = board.occupied
+    empty = ~occupied
+    pawns_bb = board.pawns
+    knights = board.knights
+    kings = board.kings
+    diagonal = board.bishops | board.queens
+    straight = board.rooks | board.queens
+    first_killer, second_killer = killers
+    killer_1, killer_2 = killer_scores
+    if skip is not None:
+        skip_code = skip.from_square << 6 | skip.to_square
+        skip_promotion = skip.promotion
+    else:
+        skip_code = -1
+        skip_promotion = None
+    scored: list[tuple[int, chess.Move]] = []
+    append = scored.append
+
+    pieces = ours & ~pawns_bb
+    while pieces:
+        source = pieces.bit_length() - 1
+        bit = 1 << source
+        pieces ^= bit
+        if bit & knights:
+            targets = _KNIGHT[source]
+        elif bit & kings:
+            targets = _KING[source]
+        else:
+            targets = 0
+            if bit & diagonal:
+                targets = _DIAG[source][_DIAG_MASKS[source] & occupied]
+            if bit & straight:
+                targets |= _FILE[source][_FILE_MASKS[source] & occupied] | _RANK[source][_RANK_MASKS[source] & occupied]
+        targets &= empty
+        code_base = source << 6
+        while targets:
+            target = targets.bit_length() - 1
+            targets ^= 1 << target
+            code = code_base | target
+            if code == skip_code and skip_promotion is None:
+                continue
+            if code == first_killer:
+                append((killer_1, _Move(source, target)))
+            elif code == second_killer:
+                append((killer_2, _Move(source, target)))
+            else:
+                append((history[history_base | code], _Move(source, target)))
+
+    if board.castling_rights & _HOME_RANK[us]:
+        for move in board.generate_castling_moves(chess.BB_ALL, chess.BB_ALL & ~occupied_co[not us]):
+            code = move.from_square << 6 | move.to_square
+            if code == skip_code and skip_promotion is None:
+                continue
+            if code == first_killer:
+                append((killer_1, move))
+            elif code == second_killer:
+                append((killer_2, move))
+            else:
+                append((history[history_base | code], move))
+
+    pawns = pawns_bb & ours
+    if not pawns:
+        return scored
+    if us:
+        singles = pawns << 8 & empty
+        doubles = singles << 8 & empty & _DOUBLE_TARGETS[us]
+        step = 8
+    else:
+        singles = pawns >> 8 & empty
+        doubles = singles >> 8 & empty & _DOUBLE_TARGETS[us]
+        step = -8
+    while singles:
+        target = singles.bit_length() - 1
+        singles ^= 1 << target
+        source = target - step
+        code = source << 6 | target
+        if (1 << target) & _BACKRANKS:
+            for piece in _PROMOTIONS:
+                if code == skip_code and skip_promotion == piece:
+                    continue
+                append((promotion_base + piece, _Move(source, target, piece)))
+            continue
+        if code == skip_code and skip_promotion is None:
+            continue
+        if code == first_killer:
+            append((killer_1, _Move(source, target)))
+        elif code == second_killer:
+            append((killer_2, _Move(source, target)))
+        else:
+            append((history[history_base | code], _Move(source, target)))
+    while doubles:
+        target = doubles.bit_length() - 1
+        doubles ^= 1 << target
+        source = target - 2 * step
+        code = source << 6 | target
+        if code == skip_code and skip_promotion is None:
+            continue
+        if code == first_killer:
+            append((killer_1, _Move(source, target)))
+        elif code == second_killer:
+            append((killer_2, _Move(source, target)))
+        else:
+            append((history[history_base | code], _Move(source, target)))
+
+    ep_square = board.ep_square
+    if ep_square and not (1 << ep_square) & occupied:
+        capturers = pawns & _PAWN_ATTACKS[not us][ep_square] & _EP_RANK[us]
+        while capturers:
+            source = capturers.bit_length() - 1
+            capturers ^= 1 << source
+            code = source << 6 | ep_square
+            if code == skip_code and skip_promotion is None:
+                continue
+            if code == first_killer:
+                append((killer_1, _Move(source, ep_square)))
+            elif code == second_killer:
+                append((killer_2, _Move(source, ep_square)))
+            else:
+                append((history[history_base | code], _Move(source, ep_square)))
+    return scored
+
+
+def scored_captures(
+    board: chess.Board,
+    skip: chess.Move | None,
+    values: tuple[int, ...],
+) -> list[tuple[int, chess.Move]]:
+    """(order score, move) of the side to move's captures of a piece (en passant is a quiet
+    move here), unsorted, in python-chess's generation order, without `skip`.
+
+    The score is MVV-LVA: `values` of the victim's type times 8, less the attacker's type;
+    every promotion piece of a capturing promotion scores as the capture.
+    """
+    us = board.turn
+    occupied_co = board.occupied_co
+    ours = occupied_co[us]
+    theirs = occupied_co[not us]
+    occupied = board.occupied
+    pawns_bb = board.pawns
+    knights = board.knights
+    kings = board.kings
+    diagonal = board.bishops | board.queens
+    straight = board.rooks | board.queens
+    piece_type_at = board.piece_type_at
+    if skip is not None:
+        skip_code = skip.from_square << 6 | skip.to_square
+        skip_promotion = skip.promotion
+    else:
+        skip_code = -1
+        skip_promotion = None
+    scored: list[tuple[int, chess.Move]] = []
+    append = scored.append
+
+    pieces = ours & ~pawns_bb
+    while pieces:
+        source = pieces.bit_length() - 1
+        bit = 1 << source
+        pieces ^= bit
+        if bit & knights:
+            targets = _KNIGHT[source] & theirs
+            attacker = 2
+        elif bit & kings:
+            targets = _KING[source] & theirs
+            attacker = 6
+        else:
+            targets = 0
+            if bit & diagonal:
+                targets = _DIAG[source][_DIAG_MASKS[source] & occupied]
+            if bit & straight:
+                targets |= _FILE[source][_FILE_MASKS[source] & occupied] | _RANK[source][_RANK_MASKS[source] & occupied]
+            targets &= theirs
+            attacker = 3 if not bit & straight else 4 if not bit & diagonal else 5
+        code_base = source << 6
+        while targets:
+            target = targets.bit_length() - 1
+            targets ^= 1 << target
+            if code_base | target == skip_code and skip_promotion is None:
+                continue
+            append((values[piece_type_at(target)] * 8 - attacker, _Move(source, target)))  # type: ignore[index]
+
+    pawns = pawns_bb & ours
+    while pawns:
+        source = pawns.bit_length() - 1
+        pawns ^= 1 << source
+        targets = _PAWN_ATTACKS[us][source] & theirs
+        while targets:
+            target = targets.bit_length() - 1
+            targets ^= 1 << target
+            score = values[piece_type_at(target)] * 8 - 1  # type: ignore[index]
+            code = source << 6 | target
+            if (1 << target) & _BACKRANKS:
+                for piece in _PROMOTIONS:
+                    if code == skip_code and skip_promotion == piece:
+                        continue
+                    append((score, _Move(source, target, piece)))
+            elif code != skip_code or skip_promotion is not None:
+                append((score, _Move(source, target)))
+    return scored
