@@ -416,6 +416,29 @@ def test_the_ordering_lists_hold_python_chess_moves_in_its_order() -> None:
         assert found_takes == expected, board.fen()
 
 
+def test_every_check_is_in_the_search_s_cheap_superset() -> None:
+    # The search asks the board whether a move gives check only for moves in this superset;
+    # a check outside it would go unextended and unseen.
+    from cb_async.search.searcher import _check_targets
+
+    checks = 0
+    for board in _random_positions(16, seed=17):
+        squares, rays = _check_targets(board, board.turn)
+        for move in board.legal_moves:
+            if not board.gives_check(move):
+                continue
+            checks += 1
+            piece = board.piece_type_at(move.from_square)
+            assert (
+                (squares[piece] >> move.to_square) & 1  # type: ignore[index]
+                or (rays >> move.from_square) & 1
+                or move.promotion
+                or board.is_en_passant(move)
+                or (piece == chess.KING and board.castling_rights)
+            ), (board.fen(), move)
+    assert checks > 100
+
+
 def test_a_proven_mate_on_the_clock_is_played_at_once() -> None:
     start = time.monotonic()
     result = run("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", Limits(movetime=5000))

@@ -608,33 +608,47 @@ class _SearchRun:
             prune_quiets = not pv_node and not in_check and depth <= 3
             futile = prune_quiets and depth <= 2 and static + 150 * depth <= alpha
             late_limit = 3 + 3 * depth * depth
+            # Whether a move gives check is asked of the board after the push only when it can:
+            # when the piece lands on a square from which its type attacks their king, leaves a
+            # line through their king, promotes, takes en passant or castles.
             check_squares: tuple[int, ...] | None = None
             check_rays = 0
+            may_castle = board.castling_rights
             while True:
                 for move in moves:
+                    from_square = move.from_square
                     to_square = move.to_square
+                    piece: int = piece_type_at(from_square)  # type: ignore[assignment]
+                    if check_squares is None:
+                        check_squares, check_rays = _check_targets(board, turn)
+                    direct_or_discovered = (check_squares[piece] >> to_square) & 1 or (check_rays >> from_square) & 1
+                    # Pruned unless it gives check: the cheap superset first, the exact test
+                    # after the push.
                     must_check = (
                         stage == 2 and prune_quiets and legal and best > -MATE_BOUND and not move.promotion
                         and (futile or legal > late_limit)
                     )
-                    if must_check:
-                        # Pruned unless it gives check: a cheap superset first (the piece lands
-                        # on a checking square, or leaves a line through their king), the exact
-                        # test after the push.
-                        if check_squares is None:
-                            check_squares, check_rays = _check_targets(board, turn)
-                        if not (
-                            (check_squares[piece_type_at(move.from_square)] >> to_square) & 1  # type: ignore[index]
-                            or (check_rays >> move.from_square) & 1
-                        ):
-                            continue
-                    quiet = not (theirs & bb_squares[to_square]) and not move.promotion
-                    d_mg, d_eg, d_phase = play(board, move)
-                    if ((unsafe >> move.from_square) & 1 or to_square == ep_square) and was_into_check():
+                    if must_check and not direct_or_discovered:
+                        continue
+                    promotion = move.promotion
+                    if theirs & bb_squares[to_square]:
+                        captured: int = piece_type_at(to_square)  # type: ignore[assignment]
+                        quiet = False
+                    else:
+                        captured = 0
+                        quiet = not promotion
+                    d_mg, d_eg, d_phase = play_known(board, move, piece, captured)
+                    if ((unsafe >> from_square) & 1 or to_square == ep_square) and was_into_check():
                         pop()
                         continue
                     legal += 1
-                    gives = is_check()
+                    if (
+                        direct_or_discovered or promotion or (piece == 1 and to_square == ep_square)
+                        or (piece == 6 and may_castle)
+                    ):
+                        gives = is_check()
+                    else:
+                        gives = False
                     if must_check and not gives:
                         legal -= 1
                         pop()
