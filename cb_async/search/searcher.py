@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 #: The stop token and the node limit are checked when `nodes & POLL_MASK == 0`: every 64
 #: nodes is about a millisecond at this engine's speed, well inside the 2 ms a stop may take.
 POLL_MASK = 63
+#: Nodes at least this deep with no move from the table are searched one ply shallower.
+IIR_DEPTH = 4
 #: Half-width of the first aspiration window, in centipawns.
 ASPIRATION = 35
 #: Value of a captured piece for move ordering and delta pruning (index by piece type).
@@ -560,6 +562,11 @@ class _SearchRun:
                         return value
                 if tt_move is not None and not (occupied_co[turn] >> tt_move.from_square) & 1:
                     tt_move = None
+            # Internal iterative reduction: a node deep enough to matter that the table knows
+            # nothing of is searched one ply shallower (its move ordering is a guess anyway);
+            # the next iteration finds it in the table and searches it whole.
+            if tt_move is None and depth >= IIR_DEPTH:
+                depth -= 1
 
             p = phase if phase < MAX_PHASE else MAX_PHASE
             value = (mg * p + eg * (MAX_PHASE - p)) // MAX_PHASE
