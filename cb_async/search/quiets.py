@@ -3,8 +3,8 @@
 The search orders the moves that capture nothing (promotions, the two killers, then history)
 after the table's move and the captures. python-chess's `generate_pseudo_legal_moves` yields
 them one at a time from a generator, and the search then walked them again to score each one;
-this builds the scored list directly from the same bitboards, in exactly python-chess's order
-(so that moves of equal score keep their order and the search stays the same, node for node).
+this builds the scored list directly from the same bitboards, in python-chess's order (so that
+moves of equal score keep their order and the search stays the same, node for node).
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def scored_quiets(
     killer_scores: tuple[int, int],
 ) -> list[tuple[int, chess.Move]]:
     """(order score, move) of the side to move's pseudo-legal moves to empty squares (with
-    castling and en passant), unsorted, in python-chess's generation order, without `skip`.
+    castling and en passant), without `skip`, unsorted: the promotions first, then the other
+    moves in python-chess's generation order.
 
     A promotion scores `promotion_base` + its piece type; a move matching the first or second
     killer (from << 6 | to) its `killer_scores` entry; any other move its history score,
@@ -54,14 +55,11 @@ def scored_quiets(
     kings = board.kings
     diagonal = board.bishops | board.queens
     straight = board.rooks | board.queens
-    first_killer, second_killer = killers
-    killer_1, killer_2 = killer_scores
-    if skip is not None:
-        skip_code = skip.from_square << 6 | skip.to_square
-        skip_promotion = skip.promotion
-    else:
-        skip_code = -1
-        skip_promotion = None
+    # The plain moves as from << 6 | to codes first, scored in one loop at the end; promotions
+    # are scored as they are found (their scores are above all others, so where they stand in
+    # the list does not change the sorted order).
+    codes: list[int] = []
+    add = codes.append
     scored: list[tuple[int, chess.Move]] = []
     append = scored.append
 
@@ -85,87 +83,58 @@ def scored_quiets(
         while targets:
             target = targets.bit_length() - 1
             targets ^= 1 << target
-            code = code_base | target
-            if code == skip_code and skip_promotion is None:
-                continue
-            if code == first_killer:
-                append((killer_1, _Move(source, target)))
-            elif code == second_killer:
-                append((killer_2, _Move(source, target)))
-            else:
-                append((history[history_base | code], _Move(source, target)))
+            add(code_base | target)
 
     if board.castling_rights & _HOME_RANK[us]:
         for move in board.generate_castling_moves(chess.BB_ALL, chess.BB_ALL & ~occupied_co[not us]):
-            code = move.from_square << 6 | move.to_square
-            if code == skip_code and skip_promotion is None:
-                continue
-            if code == first_killer:
-                append((killer_1, move))
-            elif code == second_killer:
-                append((killer_2, move))
-            else:
-                append((history[history_base | code], move))
+            add(move.from_square << 6 | move.to_square)
 
     pawns = pawns_bb & ours
-    if not pawns:
-        return scored
-    if us:
-        singles = pawns << 8 & empty
-        doubles = singles << 8 & empty & _DOUBLE_TARGETS[us]
-        step = 8
-    else:
-        singles = pawns >> 8 & empty
-        doubles = singles >> 8 & empty & _DOUBLE_TARGETS[us]
-        step = -8
-    while singles:
-        target = singles.bit_length() - 1
-        singles ^= 1 << target
-        source = target - step
-        code = source << 6 | target
-        if (1 << target) & _BACKRANKS:
-            for piece in _PROMOTIONS:
-                if code == skip_code and skip_promotion == piece:
-                    continue
-                append((promotion_base + piece, _Move(source, target, piece)))
-            continue
-        if code == skip_code and skip_promotion is None:
-            continue
-        if code == first_killer:
-            append((killer_1, _Move(source, target)))
-        elif code == second_killer:
-            append((killer_2, _Move(source, target)))
+    if pawns:
+        if us:
+            singles = pawns << 8 & empty
+            doubles = singles << 8 & empty & _DOUBLE_TARGETS[us]
+            step = 8
         else:
-            append((history[history_base | code], _Move(source, target)))
-    while doubles:
-        target = doubles.bit_length() - 1
-        doubles ^= 1 << target
-        source = target - 2 * step
-        code = source << 6 | target
-        if code == skip_code and skip_promotion is None:
-            continue
-        if code == first_killer:
-            append((killer_1, _Move(source, target)))
-        elif code == second_killer:
-            append((killer_2, _Move(source, target)))
-        else:
-            append((history[history_base | code], _Move(source, target)))
-
-    ep_square = board.ep_square
-    if ep_square and not (1 << ep_square) & occupied:
-        capturers = pawns & _PAWN_ATTACKS[not us][ep_square] & _EP_RANK[us]
-        while capturers:
-            source = capturers.bit_length() - 1
-            capturers ^= 1 << source
-            code = source << 6 | ep_square
-            if code == skip_code and skip_promotion is None:
-                continue
-            if code == first_killer:
-                append((killer_1, _Move(source, ep_square)))
-            elif code == second_killer:
-                append((killer_2, _Move(source, ep_square)))
+            singles = pawns >> 8 & empty
+            doubles = singles >> 8 & empty & _DOUBLE_TARGETS[us]
+            step = -8
+        skip_code = skip.from_square << 6 | skip.to_square if skip is not None else -1
+        skip_promotion = skip.promotion if skip is not None else None
+        while singles:
+            target = singles.bit_length() - 1
+            singles ^= 1 << target
+            source = target - step
+            if (1 << target) & _BACKRANKS:
+                for piece in _PROMOTIONS:
+                    if source << 6 | target != skip_code or skip_promotion != piece:
+                        append((promotion_base + piece, _Move(source, target, piece)))
             else:
-                append((history[history_base | code], _Move(source, ep_square)))
+                add(source << 6 | target)
+        while doubles:
+            target = doubles.bit_length() - 1
+            doubles ^= 1 << target
+            add((target - 2 * step) << 6 | target)
+        ep_square = board.ep_square
+        if ep_square and not (1 << ep_square) & occupied:
+            capturers = pawns & _PAWN_ATTACKS[not us][ep_square] & _EP_RANK[us]
+            while capturers:
+                source = capturers.bit_length() - 1
+                capturers ^= 1 << source
+                add(source << 6 | ep_square)
+
+    first_killer, second_killer = killers
+    killer_1, killer_2 = killer_scores
+    skip_plain = skip.from_square << 6 | skip.to_square if skip is not None and not skip.promotion else -1
+    for code in codes:
+        if code == skip_plain:
+            continue
+        if code == first_killer:
+            append((killer_1, _Move(code >> 6, code & 63)))
+        elif code == second_killer:
+            append((killer_2, _Move(code >> 6, code & 63)))
+        else:
+            append((history[history_base | code], _Move(code >> 6, code & 63)))
     return scored
 
 
