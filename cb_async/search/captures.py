@@ -11,14 +11,8 @@ from __future__ import annotations
 
 import chess
 
-_KNIGHT = chess.BB_KNIGHT_ATTACKS
-_KING = chess.BB_KING_ATTACKS
-_DIAG_MASKS = chess.BB_DIAG_MASKS
-_DIAG = chess.BB_DIAG_ATTACKS
-_FILE_MASKS = chess.BB_FILE_MASKS
-_FILE = chess.BB_FILE_ATTACKS
-_RANK_MASKS = chess.BB_RANK_MASKS
-_RANK = chess.BB_RANK_ATTACKS
+from cb_async.search.attacks import piece_attacks
+
 _BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
 _NOT_FILE_A = chess.BB_ALL & ~chess.BB_FILE_A
 _NOT_FILE_H = chess.BB_ALL & ~chess.BB_FILE_H
@@ -38,7 +32,6 @@ def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...])
     occupied_co = board.occupied_co
     theirs = occupied_co[not us]
     ours = occupied_co[us]
-    occupied = board.occupied
     piece_type_at = board.piece_type_at
     found: list[tuple[int, chess.Move, int, int]] = []
     append = found.append
@@ -59,36 +52,14 @@ def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...])
                 elif values[victim] >= min_victim_value:  # type: ignore[index]
                     append((victim * 8 - 1, _Move(target - shift, target), 1, victim))  # type: ignore[operator, arg-type]
 
-    for attacker, squares in (
-        (2, board.knights & ours),
-        (3, board.bishops & ours),
-        (4, board.rooks & ours),
-        (5, board.queens & ours),
-        (6, board.kings & ours),
-    ):
-        while squares:
-            source = squares.bit_length() - 1
-            squares ^= 1 << source
-            if attacker == 2:
-                targets = _KNIGHT[source] & theirs
-            elif attacker == 6:
-                targets = _KING[source] & theirs
-            elif attacker == 3:
-                targets = _DIAG[source][_DIAG_MASKS[source] & occupied] & theirs
-            elif attacker == 4:
-                targets = (_FILE[source][_FILE_MASKS[source] & occupied] | _RANK[source][_RANK_MASKS[source] & occupied]) & theirs
-            else:
-                targets = (
-                    _DIAG[source][_DIAG_MASKS[source] & occupied]
-                    | _FILE[source][_FILE_MASKS[source] & occupied]
-                    | _RANK[source][_RANK_MASKS[source] & occupied]
-                ) & theirs
-            while targets:
-                target = targets.bit_length() - 1
-                targets ^= 1 << target
-                victim = piece_type_at(target)
-                if values[victim] >= min_victim_value:  # type: ignore[index]
-                    append((victim * 8 - attacker, _Move(source, target), attacker, victim))  # type: ignore[operator, arg-type]
+    for source, targets, attacker in piece_attacks(board, ours):
+        targets &= theirs
+        while targets:
+            target = targets.bit_length() - 1
+            targets ^= 1 << target
+            victim = piece_type_at(target)
+            if values[victim] >= min_victim_value:  # type: ignore[index]
+                append((victim * 8 - attacker, _Move(source, target), attacker, victim))  # type: ignore[operator, arg-type]
     if len(found) > 1:
         found.sort(key=_first, reverse=True)
     return found

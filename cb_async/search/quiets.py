@@ -11,15 +11,9 @@ from __future__ import annotations
 
 import chess
 
+from cb_async.search.attacks import piece_attacks
+
 _Move = chess.Move
-_KNIGHT = chess.BB_KNIGHT_ATTACKS
-_KING = chess.BB_KING_ATTACKS
-_DIAG_MASKS = chess.BB_DIAG_MASKS
-_DIAG = chess.BB_DIAG_ATTACKS
-_FILE_MASKS = chess.BB_FILE_MASKS
-_FILE = chess.BB_FILE_ATTACKS
-_RANK_MASKS = chess.BB_RANK_MASKS
-_RANK = chess.BB_RANK_ATTACKS
 _BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
 _PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 _DOUBLE_TARGETS = (chess.BB_RANK_6 | chess.BB_RANK_5, chess.BB_RANK_3 | chess.BB_RANK_4)
@@ -51,10 +45,6 @@ def scored_quiets(
     occupied = board.occupied
     empty = ~occupied
     pawns_bb = board.pawns
-    knights = board.knights
-    kings = board.kings
-    diagonal = board.bishops | board.queens
-    straight = board.rooks | board.queens
     # The plain moves as from << 6 | to codes first, scored in one loop at the end; promotions
     # are scored as they are found (their scores are above all others, so where they stand in
     # the list does not change the sorted order).
@@ -63,21 +53,7 @@ def scored_quiets(
     scored: list[tuple[int, chess.Move]] = []
     append = scored.append
 
-    pieces = ours & ~pawns_bb
-    while pieces:
-        source = pieces.bit_length() - 1
-        bit = 1 << source
-        pieces ^= bit
-        if bit & knights:
-            targets = _KNIGHT[source]
-        elif bit & kings:
-            targets = _KING[source]
-        else:
-            targets = 0
-            if bit & diagonal:
-                targets = _DIAG[source][_DIAG_MASKS[source] & occupied]
-            if bit & straight:
-                targets |= _FILE[source][_FILE_MASKS[source] & occupied] | _RANK[source][_RANK_MASKS[source] & occupied]
+    for source, targets, _ in piece_attacks(board, ours):
         targets &= empty
         code_base = source << 6
         while targets:
@@ -153,12 +129,7 @@ def scored_captures(
     occupied_co = board.occupied_co
     ours = occupied_co[us]
     theirs = occupied_co[not us]
-    occupied = board.occupied
     pawns_bb = board.pawns
-    knights = board.knights
-    kings = board.kings
-    diagonal = board.bishops | board.queens
-    straight = board.rooks | board.queens
     piece_type_at = board.piece_type_at
     if skip is not None:
         skip_code = skip.from_square << 6 | skip.to_square
@@ -169,25 +140,8 @@ def scored_captures(
     scored: list[tuple[int, chess.Move]] = []
     append = scored.append
 
-    pieces = ours & ~pawns_bb
-    while pieces:
-        source = pieces.bit_length() - 1
-        bit = 1 << source
-        pieces ^= bit
-        if bit & knights:
-            targets = _KNIGHT[source] & theirs
-            attacker = 2
-        elif bit & kings:
-            targets = _KING[source] & theirs
-            attacker = 6
-        else:
-            targets = 0
-            if bit & diagonal:
-                targets = _DIAG[source][_DIAG_MASKS[source] & occupied]
-            if bit & straight:
-                targets |= _FILE[source][_FILE_MASKS[source] & occupied] | _RANK[source][_RANK_MASKS[source] & occupied]
-            targets &= theirs
-            attacker = 3 if not bit & straight else 4 if not bit & diagonal else 5
+    for source, targets, attacker in piece_attacks(board, ours):
+        targets &= theirs
         code_base = source << 6
         while targets:
             target = targets.bit_length() - 1

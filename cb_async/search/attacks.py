@@ -1,0 +1,56 @@
+"""Where the side to move's pieces attack: python-chess's attack tables, read directly.
+
+`Board.attacks_mask` answers for one square at a time through a method call and a few type
+tests; the move lists of the search (`captures`, `quiets`) want every non-pawn piece of one
+side at once, with its type, to mask with the squares they are after (empty ones, or enemy
+pieces).
+"""
+
+from __future__ import annotations
+
+import chess
+
+_KNIGHT = chess.BB_KNIGHT_ATTACKS
+_KING = chess.BB_KING_ATTACKS
+_DIAG_MASKS = chess.BB_DIAG_MASKS
+_DIAG = chess.BB_DIAG_ATTACKS
+_FILE_MASKS = chess.BB_FILE_MASKS
+_FILE = chess.BB_FILE_ATTACKS
+_RANK_MASKS = chess.BB_RANK_MASKS
+_RANK = chess.BB_RANK_ATTACKS
+
+
+def piece_attacks(board: chess.Board, ours: int) -> list[tuple[int, int, int]]:
+    """(square, attacked squares, piece type) of each non-pawn piece in `ours`, from the
+    highest square down (python-chess's generation order).
+
+    The attacked squares include the side's own pieces: mask them as the caller needs.
+    """
+    occupied = board.occupied
+    knights = board.knights
+    kings = board.kings
+    diagonal = board.bishops | board.queens
+    straight = board.rooks | board.queens
+    found: list[tuple[int, int, int]] = []
+    pieces = ours & ~board.pawns
+    while pieces:
+        source = pieces.bit_length() - 1
+        bit = 1 << source
+        pieces ^= bit
+        if bit & knights:
+            found.append((source, _KNIGHT[source], 2))
+        elif bit & kings:
+            found.append((source, _KING[source], 6))
+        elif not bit & straight:
+            found.append((source, _DIAG[source][_DIAG_MASKS[source] & occupied], 3))
+        elif not bit & diagonal:
+            found.append((source, _FILE[source][_FILE_MASKS[source] & occupied] | _RANK[source][_RANK_MASKS[source] & occupied], 4))
+        else:
+            found.append((
+                source,
+                _DIAG[source][_DIAG_MASKS[source] & occupied]
+                | _FILE[source][_FILE_MASKS[source] & occupied]
+                | _RANK[source][_RANK_MASKS[source] & occupied],
+                5,
+            ))
+    return found
