@@ -620,8 +620,7 @@ class _SearchRun:
             # Whether a move gives check is asked of the board after the push only when it can:
             # when the piece lands on a square from which its type attacks their king, leaves a
             # line through their king, promotes, takes en passant or castles.
-            check_squares: tuple[int, ...] | None = None
-            check_rays = 0
+            check_squares, check_rays = _check_targets(board, turn)
             may_castle = board.castling_rights
             quiets_tried: list[int] = []
             while True:
@@ -629,8 +628,6 @@ class _SearchRun:
                     from_square = move.from_square
                     to_square = move.to_square
                     piece: int = piece_type_at(from_square)  # type: ignore[assignment]
-                    if check_squares is None:
-                        check_squares, check_rays = _check_targets(board, turn)
                     direct_or_discovered = (check_squares[piece] >> to_square) & 1 or (check_rays >> from_square) & 1
                     # Pruned unless it gives check: the cheap superset first, the exact test
                     # after the push.
