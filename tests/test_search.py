@@ -161,6 +161,18 @@ def test_multipv_lines_are_distinct_ordered_and_reported_together() -> None:
         assert_consistent(board, SearchResult(line.pv[0], None, line.score, 4, 4, 0, 0, line.pv))
 
 
+@pytest.mark.parametrize("fen", [MIDDLEGAME, "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"])
+def test_every_depth_s_multipv_lines_come_best_first(fen: str) -> None:
+    # A later line's search can outscore an earlier one's (the table and the reductions differ
+    # from search to search); the lines are still reported best first at every depth.
+    infos: list[SearchInfo] = []
+    run(chess.Board(fen), Limits(depth=6, multipv=3), infos=infos)
+    for depth in range(1, 7):
+        cps = [info.score.cp for info in infos if info.depth == depth]
+        assert len(cps) == 3 and None not in cps
+        assert cps == sorted(cps, reverse=True), (depth, cps)  # type: ignore[type-var]
+
+
 def test_multipv_is_clamped_to_the_legal_moves() -> None:
     result = run("7k/8/8/8/8/8/8/K7 w - - 0 1", Limits(depth=2, multipv=10))
     assert len(result.lines) == 3

@@ -265,6 +265,10 @@ class _SearchRun:
                     chosen.add(pv[0])
             except SearchAborted:
                 break
+            # Each line is the best move left after the lines before it, but a later search can
+            # find a better score than an earlier one (the table and the reductions differ from
+            # search to search): a GUI reads multipv 1 as the best, so the lines go best first.
+            lines.sort(key=itemgetter(0), reverse=True)
             completed, completed_depth = lines, depth
             previous = lines[0][0]
             line_moves = [pv[0] for _, pv in lines]
