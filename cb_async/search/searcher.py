@@ -581,7 +581,7 @@ class _SearchRun:
             static = (value if turn else -value) + TEMPO
             if not pv_node and not in_check:
                 # Reverse futility: far above beta near the horizon, a quiet move won't undo it.
-                if depth <= 3 and static - 100 * depth >= beta and beta < MATE_BOUND:
+                if depth <= 6 and static - 80 * depth >= beta and beta < MATE_BOUND:
                     return static
                 # Null move: if passing still fails high, a real move will too.
                 if (
