@@ -458,3 +458,15 @@ def test_a_proven_mate_on_the_clock_is_played_at_once() -> None:
     result = run("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", Limits(movetime=5000))
     assert result.score == Score(mate=1)
     assert time.monotonic() - start < 1.0
+
+
+def test_history_scores_stay_within_their_bound_and_learn_both_ways() -> None:
+    from cb_async.search.searcher import HISTORY_MAX
+
+    searcher = Searcher()
+    board = chess.Board(MIDDLEGAME)
+    for _ in range(3):
+        searcher.search(board, (), Limits(depth=6), StopToken())
+    history = searcher._history
+    assert all(-HISTORY_MAX <= value <= HISTORY_MAX for value in history)
+    assert max(history) > 0 > min(history)  # cut-offs rewarded, the moves tried before them not

@@ -50,12 +50,16 @@ if TYPE_CHECKING:
 #: The stop token and the node limit are checked when `nodes & POLL_MASK == 0`: every 64
 #: nodes is about a millisecond at this engine's speed, well inside the 2 ms a stop may take.
 POLL_MASK = 63
+#: Nodes at least this deep with no move from the table are searched one ply shallower.
+IIR_DEPTH = 4
 #: Half-width of the first aspiration window, in centipawns.
 ASPIRATION = 35
 #: Value of a captured piece for move ordering and delta pruning (index by piece type).
 ORDER_VALUE = (0, 100, 320, 330, 500, 950, 2000)
-#: History scores are halved when one reaches this, so they stay below the killer bonus.
-HISTORY_CAP = 50_000
+#: History scores stay within +-HISTORY_MAX (well below the killer bonus): each update moves a
+#: score towards the bound by a share of the distance left ("gravity"), so old successes fade
+#: as new ones come in, and moves that failed are pushed down as the good one is pushed up.
+HISTORY_MAX = 16_384
 
 _CAPTURE_BASE = 1_000_000
 _PROMOTION_BASE = 900_000
@@ -566,6 +570,11 @@ class _SearchRun:
                         return value
                 if tt_move is not None and not (occupied_co[turn] >> tt_move.from_square) & 1:
                     tt_move = None
+            # Internal iterative reduction: a node deep enough to matter that the table knows
+            # nothing of is searched one ply shallower (its move ordering is a guess anyway);
+            # the next iteration finds it in the table and searches it whole.
+            if tt_move is None and depth >= IIR_DEPTH:
+                depth -= 1
 
             p = phase if phase < MAX_PHASE else MAX_PHASE
             value = (mg * p + eg * (MAX_PHASE - p)) // MAX_PHASE
@@ -617,6 +626,7 @@ class _SearchRun:
             # line through their king, promotes, takes en passant or castles.
             check_squares, check_rays = _check_targets(board, turn)
             may_castle = board.castling_rights
+            quiets_tried: list[int] = []
             while True:
                 for move in moves:
                     from_square = move.from_square
@@ -654,6 +664,8 @@ class _SearchRun:
                         legal -= 1
                         pop()
                         continue
+                    if quiet:
+                        quiets_tried.append(from_square << 6 | to_square)
                     new_depth = depth - 1 + gives
                     c_mg = mg + d_mg
                     c_eg = eg + d_eg
@@ -690,15 +702,17 @@ class _SearchRun:
                                 pv_table[ply] = (move,) + pv_table[child_pv]
                             if value >= beta:
                                 if quiet:
-                                    code = move.from_square << 6 | to_square
+                                    code = quiets_tried.pop()
                                     if killer_pair[0] != code:
                                         killer_pair[1] = killer_pair[0]
                                         killer_pair[0] = code
+                                    bonus = depth * depth if depth < 20 else 400
                                     index = history_base | code
-                                    history_table[index] += depth * depth
-                                    if history_table[index] > HISTORY_CAP:
-                                        for i in range(8192):
-                                            history_table[i] >>= 1
+                                    history_table[index] += bonus - history_table[index] * bonus // HISTORY_MAX
+                                    # The quiet moves tried before it did not cut: push them down.
+                                    for code in quiets_tried:
+                                        index = history_base | code
+                                        history_table[index] -= bonus + history_table[index] * bonus // HISTORY_MAX
                                 break
                             alpha = value
                 else:
