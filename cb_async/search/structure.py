@@ -14,7 +14,8 @@ move would change them and miss the cache.
 Every term is a count (White's minus Black's) times a midgame and an endgame weight, from
 White's point of view like the tables. The weights are set by hand from what engines of this
 size use, kept small where the tables already pay (an advanced pawn scores by its square) and
-each on its term's side; `features` gives the counts in `WEIGHTS`' order, for tests and fits.
+each on its term's side (`SIGNS`); `features` gives the counts in `WEIGHTS`' order, for tests and
+fits (`cb-async tune`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ WEIGHTS: tuple[tuple[str, int, int], ...] = (
     ("bishop pair", 20, 35),
 )
 NAMES = tuple(name for name, _, _ in WEIGHTS)
+#: The side each term's weights keep in a fit: a bonus (+1) or a penalty (-1).
+SIGNS: dict[str, int] = {name: -1 if name in ("isolated", "doubled") else 1 for name in NAMES}
 #: The terms that depend on the pawns alone (cached together); the bishop pair follows.
 PAWN_TERMS = 9
 
