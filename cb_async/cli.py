@@ -46,6 +46,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "bench": Subcommand("cb_async.tools.bench", "search built-in positions to a fixed depth: the Bench node signature and speed"),
     "latency": Subcommand("cb_async.tools.latency", "measure start-up, isready and stop latency of the engine"),
     "match": Subcommand("cb_async.tools.match", "play engines against each other (UCI or XBoard), with SPRT"),
+    "tune": Subcommand("cb_async.tools.tune", "label positions with a reference engine; fit the evaluation's weights (Texel)"),
     "analyse": Subcommand("cb_async.tools.analyse", "annotate PGN games or evaluate EPD/FEN positions with many engines"),
     "analysis-bench": Subcommand("cb_async.tools.analysis_bench", "what batch analysis costs: local workers, Ray, Stockfish"),
     "stress": Subcommand("cb_async.tools.stress", "random interleavings of commands into the engine; checks every answer"),

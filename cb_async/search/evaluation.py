@@ -8,11 +8,17 @@ a few table reads instead of a walk over 32 pieces.
 All sums are from White's point of view (Black's entries are negated), so that one update rule
 serves both colours: add the piece on its new square, subtract it from the old one, subtract
 whatever it captured.
+
+On top of the tables, `structure` adds the terms they cannot see (passed, isolated and doubled
+pawns, the king's shelter, the bishop pair); `play` carries their change down the tree the same
+way, for the few moves that change them.
 """
 
 from __future__ import annotations
 
 import chess
+
+from cb_async.search.structure import structure
 
 #: Phase weight of each piece type (index by python-chess piece type; 0 unused).
 PHASE_WEIGHT = (0, 0, 1, 1, 2, 4, 0)
@@ -179,7 +185,8 @@ def evaluate_from_scratch(board: chess.Board) -> tuple[int, int, int]:
         mg += MG[piece.color][piece.piece_type][square]
         eg += EG[piece.color][piece.piece_type][square]
         phase += PHASE_WEIGHT[piece.piece_type]
-    return mg, eg, phase
+    structure_mg, structure_eg = structure(board)
+    return mg + structure_mg, eg + structure_eg, phase
 
 
 def blend(mg: int, eg: int, phase: int, turn: bool) -> int:

@@ -6,6 +6,9 @@ about 2 us, most of a search node's own time. Most moves in a search are plain o
 no promotion, no en passant, no castling right touched), and for those `play_known` updates
 the bitboards directly, about three times faster. It pushes the same `_BoardState` and move
 that `push` would, so `Board.pop` takes either back. Anything unusual goes to `push`.
+
+The structure terms (`structure`) change only when a pawn moves or is taken, or a bishop is
+taken; only those moves pay for them.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import chess
 
 from cb_async.search.evaluation import EG, MG, PHASE_WEIGHT, move_delta
+from cb_async.search.structure import PAIR_EG, PAIR_MG, pawn_structure, structure
 
 _BoardState = chess._BoardState
 _SQUARES = chess.BB_SQUARES
@@ -40,9 +44,20 @@ def play_known(board: chess.Board, move: chess.Move, piece: int, captured: int) 
         or board.castling_rights & both
         or (piece == 1 and to_square == board.ep_square)
     ):
-        delta = move_delta(board, move)
+        if piece != 1 and captured != 1 and captured != 3:
+            delta = move_delta(board, move)
+            board.push(move)
+            return delta
+        d_mg, d_eg, d_phase = move_delta(board, move)
+        before_mg, before_eg = structure(board)
         board.push(move)
-        return delta
+        after_mg, after_eg = structure(board)
+        return d_mg + after_mg - before_mg, d_eg + after_eg - before_eg, d_phase
+    pawn_change = piece == 1 or captured == 1
+    if pawn_change:
+        pawns = board.pawns
+        white = board.occupied_co[1]
+        before_mg, before_eg = pawn_structure(pawns & white, pawns & ~white)
     us = board.turn
     board._stack.append(_BoardState(board))
     board.move_stack.append(move)
@@ -61,6 +76,14 @@ def play_known(board: chess.Board, move: chess.Move, piece: int, captured: int) 
         elif captured == 2:
             board.knights ^= to_bb
         elif captured == 3:
+            # Their bishop pair is lost with the second-last bishop.
+            if (board.bishops & board.occupied_co[not us]).bit_count() == 2:
+                if us:
+                    d_mg += PAIR_MG
+                    d_eg += PAIR_EG
+                else:
+                    d_mg -= PAIR_MG
+                    d_eg -= PAIR_EG
             board.bishops ^= to_bb
         elif captured == 4:
             board.rooks ^= to_bb
@@ -93,4 +116,10 @@ def play_known(board: chess.Board, move: chess.Move, piece: int, captured: int) 
         board.queens ^= both
     board.occupied_co[us] ^= both
     board.turn = not us
+    if pawn_change:
+        pawns = board.pawns
+        white = board.occupied_co[1]
+        after_mg, after_eg = pawn_structure(pawns & white, pawns & ~white)
+        d_mg += after_mg - before_mg
+        d_eg += after_eg - before_eg
     return d_mg, d_eg, d_phase
