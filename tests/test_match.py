@@ -61,6 +61,26 @@ def test_elo(w: int, d: int, l: int, elo: float, positive: bool | None) -> None:
         assert los == pytest.approx(0.5)
 
 
+def test_the_sprt_decision_is_kept_where_it_was_reached() -> None:
+    # With two games at a time, the game in flight when the bound is crossed still counts and
+    # may pull the LLR back inside: the verdict must stay the one the test stopped on.
+    from cb_async.tools.match import Tally
+
+    sprt = Sprt(0, 10)
+    tally = Tally(wins=600, draws=200, losses=200)
+    assert tally.decide(sprt)
+    assert tally.decision is not None
+    assert tally.decision.startswith("H1 accepted at game 1000, W/D/L 600/200/200, LLR ")
+    tally = Tally(wins=10, draws=10, losses=10)
+    assert not tally.decide(sprt) and tally.decision is None
+    tally = Tally(wins=467, draws=150, losses=367)  # the bound was crossed here...
+    assert tally.decide(sprt)
+    tally.losses += 1  # ...and the game in flight, lost, moves the LLR back below it
+    assert sprt.state(tally.wins, tally.draws, tally.losses).endswith("running")
+    assert tally.decide(sprt)
+    assert tally.decision is not None and "at game 984, W/D/L 467/150/367" in tally.decision
+
+
 def test_sprt_accepts_and_rejects() -> None:
     sprt = Sprt(0, 10)
     lower, upper = sprt.bounds

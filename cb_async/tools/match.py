@@ -411,6 +411,21 @@ class Tally:
     forfeits: list[str] = dataclasses.field(default_factory=list)
     #: Engine name -> resident KiB of its process tree after each game (with `--rss`).
     rss: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    #: The SPRT's verdict where it was reached ("H1 accepted at game 984, W/D/L ..."): games
+    #: already in flight still finish and are counted, and may move the LLR back inside its
+    #: bounds, but the test stopped on this.
+    decision: str | None = None
+
+    def decide(self, sprt: Sprt) -> bool:
+        """Whether the SPRT has decided, recording where the first time it does."""
+        if self.decision is None:
+            state = sprt.state(self.wins, self.draws, self.losses)
+            if state.endswith("accepted"):
+                verdict = state.rsplit("] ", 1)[1]
+                llr = state.split()[1]
+                self.decision = (f"{verdict} at game {self.games}, W/D/L {self.wins}/{self.draws}/{self.losses}, "
+                                 f"LLR {llr}")
+        return self.decision is not None
 
     def add(self, game: GameResult, first: str) -> None:
         if game.result == "1/2-1/2":
@@ -489,7 +504,7 @@ async def run_match(specs: tuple[EngineSpec, EngineSpec], games: int, openings: 
                     print(game.pgn, file=pgn_handle, end="\n\n", flush=True)
                 print(f"game {number + 1}: {game.white} - {game.black} {game.result} ({game.reason})", file=out)
                 print(progress_line(tally, games, names, sprt), file=out, flush=True)
-                if sprt is not None and sprt.state(tally.wins, tally.draws, tally.losses).endswith("accepted"):
+                if sprt is not None and tally.decide(sprt):
                     stop.set()
         finally:
             for player in players:
@@ -596,6 +611,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     print(f"Finished in {time.monotonic() - started:.0f} s. "
           + progress_line(tally, tally.games, (specs[0].name, specs[1].name), sprt))
+    if tally.decision is not None:
+        print(f"SPRT: {tally.decision}")
     for reason in tally.forfeits:
         print(f"forfeit: {reason}")
     for line in tally.rss_lines():
