@@ -16,8 +16,10 @@ import chess
 from cb_async.limits import Limits
 from cb_async.search.control import StopToken
 
-#: Moves the remaining time is spread over in sudden death.
-DEFAULT_MOVES_TO_GO = 30
+#: Moves the remaining time is spread over in sudden death. Games from the usual openings last
+#: about 45 to 55 more moves, and most are decided in the middlegame: 20 spends the clock while it
+#: matters (30 left about half of it unused at 10+0.1 against a fast opponent).
+DEFAULT_MOVES_TO_GO = 20
 #: The least a budget is ever worth: enough to hand back the first legal move.
 MIN_BUDGET_MS = 1.0
 

@@ -8,7 +8,7 @@ import chess
 import pytest
 
 from cb_async.limits import Limits
-from cb_async.timeman import MIN_BUDGET_MS, budget
+from cb_async.timeman import DEFAULT_MOVES_TO_GO, MIN_BUDGET_MS, budget
 
 OVERHEAD = 30.0
 
@@ -101,8 +101,9 @@ def test_a_long_game_with_lag_on_every_move_never_flags(base: int, increment: in
 
 
 def test_the_overhead_is_reserved_for_every_move_of_the_horizon() -> None:
-    """At 1+0.01 with a 30 ms overhead, 30 moves x 30 ms of the second are kept in reserve."""
+    """At 1+0.01 with a 30 ms overhead, a horizon's moves x 30 ms of the second are kept in
+    reserve: what a move normally spends (the soft budget) is less than an even share."""
     soft, hard = budget(Limits(white_clock=1000, white_inc=10), chess.WHITE, 30)
-    assert hard < 1000 / 30 + 10  # less than an even share: the reserve is not spent
+    assert soft < (1000 - DEFAULT_MOVES_TO_GO * 30) / DEFAULT_MOVES_TO_GO + 10
     soft_more, _ = budget(Limits(white_clock=1000, white_inc=10), chess.WHITE, 0)
     assert soft_more > soft
