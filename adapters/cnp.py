@@ -50,6 +50,8 @@ M = TypeVar("M", bound=BaseModel)
 
 #: The contract's floor for a clock budget: never plan past the remaining time less this.
 CLOCK_MARGIN_MS = 50
+#: The moves to go the contract counts when a clock names none (its time-manager rule).
+CONTRACT_MOVES_TO_GO = 30
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -270,7 +272,10 @@ class CnpAdapter:
                 white_clock=None if clock.white_ms is None else max(0, clock.white_ms - shave),
                 black_clock=None if clock.black_ms is None else max(0, clock.black_ms - shave),
                 white_inc=clock.white_inc_ms or 0, black_inc=clock.black_inc_ms or 0,
-                moves_to_go=clock.moves_to_go,
+                # The contract caps a move at 2 x (remaining / movesToGo) + increment, with
+                # movesToGo 30 when the client names none: plan for those 30 moves, so that the
+                # time manager's own horizon (shorter, for the GUIs) never plans past the cap.
+                moves_to_go=clock.moves_to_go or CONTRACT_MOVES_TO_GO,
             )
         return Limits(**fields)
 

@@ -474,7 +474,8 @@ LIMITS = [
     ({"limits": {"clock": {"whiteMs": 60000, "blackMs": 50000, "whiteIncMs": 1000, "blackIncMs": 500,
                            "movesToGo": 40}}},
      Limits(white_clock=59980, black_clock=49980, white_inc=1000, black_inc=500, moves_to_go=40)),
-    ({"limits": {"clock": {"whiteMs": 10}, "depth": 3}}, Limits(white_clock=0, depth=3)),
+    # No movesToGo: the contract counts 30, and so does the search it asks for.
+    ({"limits": {"clock": {"whiteMs": 10}, "depth": 3}}, Limits(white_clock=0, depth=3, moves_to_go=30)),
 ]
 
 
