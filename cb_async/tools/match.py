@@ -146,10 +146,15 @@ class Sprt:
         score0, score1 = _expected_score(self.elo0), _expected_score(self.elo1)
         return (score1 - score0) * (2 * mean - score0 - score1) / (2 * variance / n)
 
+    def verdict(self, llr: float) -> str | None:
+        """"H1 accepted" or "H0 accepted" once the LLR has crossed a bound, else None."""
+        lower, upper = self.bounds
+        return "H1 accepted" if llr >= upper else "H0 accepted" if llr <= lower else None
+
     def state(self, wins: int, draws: int, losses: int) -> str:
         llr = self.llr(wins, draws, losses)
         lower, upper = self.bounds
-        verdict = "H1 accepted" if llr >= upper else "H0 accepted" if llr <= lower else "running"
+        verdict = self.verdict(llr) or "running"
         return f"LLR {llr:.2f} ({lower:.2f}, {upper:.2f}) [{self.elo0:g}, {self.elo1:g}] {verdict}"
 
 
@@ -419,12 +424,11 @@ class Tally:
     def decide(self, sprt: Sprt) -> bool:
         """Whether the SPRT has decided, recording where the first time it does."""
         if self.decision is None:
-            state = sprt.state(self.wins, self.draws, self.losses)
-            if state.endswith("accepted"):
-                verdict = state.rsplit("] ", 1)[1]
-                llr = state.split()[1]
+            llr = sprt.llr(self.wins, self.draws, self.losses)
+            verdict = sprt.verdict(llr)
+            if verdict is not None:
                 self.decision = (f"{verdict} at game {self.games}, W/D/L {self.wins}/{self.draws}/{self.losses}, "
-                                 f"LLR {llr}")
+                                 f"LLR {llr:.2f}")
         return self.decision is not None
 
     def add(self, game: GameResult, first: str) -> None:
