@@ -388,6 +388,26 @@ def test_quiescence_captures_match_python_chess() -> None:
         assert keys == sorted(keys, reverse=True)
 
 
+def test_the_attack_tests_answer_as_python_chess_does() -> None:
+    from cb_async.search.attacks import attacked_by, is_check, was_into_check
+
+    answers = set()
+    for board in _random_positions(12, seed=19):
+        assert is_check(board) == board.is_check(), board.fen()
+        for colour in chess.COLORS:
+            for square in chess.SQUARES:
+                expected = board.is_attacked_by(colour, square)
+                assert attacked_by(board, colour, square) == expected, (board.fen(), colour, square)
+                answers.add(expected)
+        # Pseudo-legal moves, some of which leave the king attacked.
+        for move in list(board.generate_pseudo_legal_moves())[:10]:
+            board.push(move)
+            assert was_into_check(board) == board.was_into_check(), (board.fen(), move)
+            answers.add(("into", board.was_into_check()))
+            board.pop()
+    assert answers == {True, False, ("into", True), ("into", False)}
+
+
 def test_the_ordering_lists_hold_python_chess_moves_in_its_order() -> None:
     # The search's equal-scored moves keep their generation order, so the node count (Bench)
     # depends on the lists being python-chess's moves in python-chess's order.

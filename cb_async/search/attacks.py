@@ -54,3 +54,43 @@ def piece_attacks(board: chess.Board, ours: int) -> list[tuple[int, int, int]]:
                 5,
             ))
     return found
+
+
+_PAWN = chess.BB_PAWN_ATTACKS
+
+
+def attacked_by(board: chess.Board, colour: bool, square: int) -> bool:
+    """`Board.is_attacked_by(colour, square)`, asking the cheapest attackers first.
+
+    python-chess builds the whole attacker mask through two method calls; the search only
+    wants a yes or no, and most of the time a pawn or a knight answers it.
+    """
+    attackers = board.occupied_co[colour]
+    if _PAWN[not colour][square] & board.pawns & attackers or _KNIGHT[square] & board.knights & attackers:
+        return True
+    if _KING[square] & board.kings & attackers:
+        return True
+    occupied = board.occupied
+    queens = board.queens
+    diagonal = (board.bishops | queens) & attackers
+    if diagonal and _DIAG[square][_DIAG_MASKS[square] & occupied] & diagonal:
+        return True
+    straight = (board.rooks | queens) & attackers
+    return bool(
+        straight
+        and (_FILE[square][_FILE_MASKS[square] & occupied] | _RANK[square][_RANK_MASKS[square] & occupied]) & straight
+    )
+
+
+def was_into_check(board: chess.Board) -> bool:
+    """`Board.was_into_check()`: whether the side that just moved left its king attacked."""
+    mover = not board.turn
+    king = board.kings & board.occupied_co[mover]
+    return bool(king) and attacked_by(board, board.turn, king.bit_length() - 1)
+
+
+def is_check(board: chess.Board) -> bool:
+    """`Board.is_check()`: whether the side to move's king is attacked."""
+    turn = board.turn
+    king = board.kings & board.occupied_co[turn]
+    return bool(king) and attacked_by(board, not turn, king.bit_length() - 1)

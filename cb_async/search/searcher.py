@@ -26,6 +26,7 @@ import chess
 from cb_async.limits import MAX_DEPTH, Limits
 from cb_async.results import Score, SearchInfo, SearchResult
 from cb_async.search.control import StopToken
+from cb_async.search.attacks import attacked_by, is_check, was_into_check
 from cb_async.search.captures import captures
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
 from cb_async.search.pacing import Pacing
@@ -419,9 +420,6 @@ class _SearchRun:
         board = self.board
         push = board.push
         pop = board.pop
-        is_check = board.is_check
-        was_into_check = board.was_into_check
-        is_attacked_by = board.is_attacked_by
         slider_blockers = board._slider_blockers
         piece_type_at = board.piece_type_at
         occupied_co = board.occupied_co
@@ -479,10 +477,10 @@ class _SearchRun:
             them = not turn
             for _, move, attacker, victim in gen_captures(board, alpha - stand - 200, order_value):
                 # A capture by a more valuable piece of a defended one likely loses material.
-                if order_value[attacker] > order_value[victim] + 50 and is_attacked_by(them, move.to_square):
+                if order_value[attacker] > order_value[victim] + 50 and attacked_by(board, them, move.to_square):
                     continue
                 d_mg, d_eg, d_phase = play_known(board, move, attacker, victim)
-                if was_into_check():
+                if was_into_check(board):
                     pop()
                     continue
                 value = -qsearch(-beta, -alpha, ply + 1, mg + d_mg, eg + d_eg, phase + d_phase)
@@ -649,7 +647,7 @@ class _SearchRun:
                         captured = 0
                         quiet = not promotion
                     d_mg, d_eg, d_phase = play_known(board, move, piece, captured)
-                    if ((unsafe >> from_square) & 1 or to_square == ep_square) and was_into_check():
+                    if ((unsafe >> from_square) & 1 or to_square == ep_square) and was_into_check(board):
                         pop()
                         continue
                     legal += 1
@@ -657,7 +655,7 @@ class _SearchRun:
                         direct_or_discovered or promotion or (piece == 1 and to_square == ep_square)
                         or (piece == 6 and may_castle)
                     ):
-                        gives = is_check()
+                        gives = is_check(board)
                     else:
                         gives = False
                     if must_check and not gives:
@@ -756,7 +754,7 @@ class _SearchRun:
                 best_pv: tuple[chess.Move, ...] = (moves[0],)
                 for index, move in enumerate(moves):
                     d_mg, d_eg, d_phase = play(board, move)
-                    gives = is_check()
+                    gives = is_check(board)
                     new_depth = depth - 1 + gives
                     c_mg = mg0 + d_mg
                     c_eg = eg0 + d_eg
