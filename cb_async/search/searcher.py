@@ -664,7 +664,13 @@ class _SearchRun:
                         continue
                     if quiet:
                         quiets_tried.append(from_square << 6 | to_square)
-                    new_depth = depth - 1 + gives
+                    # A check is searched a ply deeper, unless the checking piece can simply
+                    # be taken at a loss: spite checks would otherwise grow the tree for nothing.
+                    new_depth = depth - 1
+                    if gives and (
+                        order_value[piece] <= order_value[captured] or not attacked_by(board, board.turn, to_square)
+                    ):
+                        new_depth += 1
                     c_mg = mg + d_mg
                     c_eg = eg + d_eg
                     c_phase = phase + d_phase
