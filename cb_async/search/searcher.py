@@ -29,6 +29,7 @@ from cb_async.search.control import StopToken
 from cb_async.search.attacks import attacked_by, is_check, was_into_check
 from cb_async.search.captures import captures
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
+from cb_async.search.mobility import LAZY_MARGIN, mobility
 from cb_async.search.pacing import Pacing
 from cb_async.search.play import play, play_known
 from cb_async.search.quiets import scored_captures, scored_quiets
@@ -469,8 +470,13 @@ class _SearchRun:
             value = (mg * p + eg * (MAX_PHASE - p)) // MAX_PHASE
             turn = board.turn
             stand = (value if turn else -value) + TEMPO
-            if stand >= beta or ply >= MAX_PLY:
+            if stand >= beta + LAZY_MARGIN or ply >= MAX_PLY:
                 return stand
+            if stand > alpha - LAZY_MARGIN:
+                value = mobility(board, p)
+                stand += value if turn else -value
+                if stand >= beta:
+                    return stand
             if stand > alpha:
                 alpha = stand
             best = stand
