@@ -490,3 +490,24 @@ def test_history_scores_stay_within_their_bound_and_learn_both_ways() -> None:
     history = searcher._history
     assert all(-HISTORY_MAX <= value <= HISTORY_MAX for value in history)
     assert max(history) > 0 > min(history)  # cut-offs rewarded, the moves tried before them not
+
+
+def test_mobility_counts_the_safe_squares_python_chess_sees() -> None:
+    from cb_async.search.mobility import TYPICAL, counts
+
+    types = (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN)
+    nonzero = 0
+    for board in _random_positions(8, seed=23):
+        expected = [0, 0, 0, 0]
+        for colour in chess.COLORS:
+            sign = 1 if colour else -1
+            unsafe = chess.SquareSet()
+            for square in board.pieces(chess.PAWN, not colour):
+                unsafe |= board.attacks(square)
+            for index, piece_type in enumerate(types):
+                for square in board.pieces(piece_type, colour):
+                    safe = board.attacks(square) - board.occupied_co[colour] - unsafe
+                    expected[index] += sign * (len(safe) - TYPICAL[piece_type])
+        assert list(counts(board)) == expected, board.fen()
+        nonzero += any(expected)
+    assert nonzero > 100
