@@ -1,9 +1,15 @@
-"""Where the side to move's pieces attack: python-chess's attack tables, read directly.
+"""Where pieces attack, and whether a square is attacked: python-chess's attack tables, read
+directly.
 
 `Board.attacks_mask` answers for one square at a time through a method call and a few type
 tests; the move lists of the search (`captures`, `quiets`) want every non-pawn piece of one
 side at once, with its type, to mask with the squares they are after (empty ones, or enemy
 pieces).
+
+The search also asks, at nearly every node, whether one square is attacked (is the king in
+check, did the move just made leave it there, is a capture's victim defended). `attacked_by`
+answers that by asking the cheap attackers first (pawns, knights, the king) and stopping at the
+first one found, where `Board.is_attacked_by` builds the whole attacker mask.
 """
 
 from __future__ import annotations
