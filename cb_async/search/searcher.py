@@ -61,6 +61,14 @@ ORDER_VALUE = (0, 100, 320, 330, 500, 950, 2000)
 #: score towards the bound by a share of the distance left ("gravity"), so old successes fade
 #: as new ones come in, and moves that failed are pushed down as the good one is pushed up.
 HISTORY_MAX = 16_384
+#: Correction history: slots per side to move, indexed by a hash of the pawns.
+CORRECTION_SLOTS = 16_384
+#: The correction's units: a slot holds this many times centipawns.
+CORRECTION_GRAIN = 16
+#: A search result moves its slot by at most this share (over 64) of the way, and errors count
+#: at most this many centipawns: one odd node does not rewrite a structure's correction.
+CORRECTION_MAX_WEIGHT = 16
+CORRECTION_MAX_ERROR = 256
 
 _CAPTURE_BASE = 1_000_000
 _PROMOTION_BASE = 900_000
@@ -145,6 +153,7 @@ class Searcher:
         self._tt = TranspositionTable(hash_mb)
         self._history = [0] * 8192
         self._killers: list[list[int]] = [[-1, -1] for _ in range(MAX_PLY + 2)]
+        self._correction = [0] * (2 * CORRECTION_SLOTS)
 
     def set_hash_size(self, mb: int) -> None:
         """Resize the transposition table (which clears it)."""
@@ -159,6 +168,7 @@ class Searcher:
         self._tt.clear()
         self._history = [0] * 8192
         self._killers = [[-1, -1] for _ in range(MAX_PLY + 2)]
+        self._correction = [0] * (2 * CORRECTION_SLOTS)
 
     def hashfull(self) -> int:
         return self._tt.hashfull()
@@ -186,7 +196,7 @@ class Searcher:
         # Killers are only meaningful for the position they were found in.
         self._killers = [[-1, -1] for _ in range(MAX_PLY + 2)]
         run = _SearchRun(self._tt, self._history, self._killers, board, history, limits, stop, on_info, start,
-                         self.tablebase, helper)
+                         self.tablebase, helper, self._correction)
         return run.execute()
 
 
@@ -206,6 +216,7 @@ class _SearchRun:
         start: float,
         tables: Tables | None = None,
         helper: int = 0,
+        correction: list[int] | None = None,
     ) -> None:
         self.tt = tt
         self.history_table = history_table
@@ -221,6 +232,9 @@ class _SearchRun:
         self.tables = tables
         self.tbhits = 0
         self.helper = helper
+        #: What the searches found the static evaluation to be off by, per pawn structure and
+        #: side to move (in `CORRECTION_GRAIN`ths of a centipawn).
+        self.correction = correction if correction is not None else [0] * (2 * CORRECTION_SLOTS)
 
     # -- the driver -------------------------------------------------------------------------
 
@@ -431,6 +445,7 @@ class _SearchRun:
         tt_entries = self.tt.entries
         tt_mask = self.tt.mask
         history_table = self.history_table
+        correction = self.correction
         killers = self.killers
         bb_squares = chess.BB_SQUARES
         BB_ALL = chess.BB_ALL
@@ -576,7 +591,13 @@ class _SearchRun:
 
             p = phase if phase < MAX_PHASE else MAX_PHASE
             value = (mg * p + eg * (MAX_PHASE - p)) // MAX_PHASE
-            static = (value if turn else -value) + TEMPO
+            raw_static = (value if turn else -value) + TEMPO
+            # The pruning judges the node by the static evaluation corrected by what searches
+            # of positions with the same pawns found it to miss.
+            pawns = board.pawns
+            mine = occupied_co[1]
+            correction_slot = (hash((pawns & mine, pawns & ~mine)) % CORRECTION_SLOTS) << 1 | turn
+            static = raw_static + correction[correction_slot] // CORRECTION_GRAIN
             if not pv_node and not in_check:
                 # Reverse futility: far above beta near the horizon, a quiet move won't undo it.
                 if depth <= 6 and static - 80 * depth >= beta and beta < MATE_BOUND:
@@ -736,6 +757,22 @@ class _SearchRun:
                 bound = EXACT
             else:
                 bound = UPPER
+            # Learn the static evaluation's error where the result says something about it: a
+            # quiet best move (a capture's gain is no misjudgement), no check, no mate, and a
+            # bound on the side that disagrees with the static evaluation.
+            if (
+                not in_check and -TB_BOUND < best < TB_BOUND
+                and (best_move is None or not theirs & bb_squares[best_move.to_square])
+                and (bound == EXACT or (bound == LOWER and best > static) or (bound == UPPER and best < static))
+            ):
+                error = best - raw_static
+                if error > CORRECTION_MAX_ERROR:
+                    error = CORRECTION_MAX_ERROR
+                elif error < -CORRECTION_MAX_ERROR:
+                    error = -CORRECTION_MAX_ERROR
+                weight = depth + 1 if depth < CORRECTION_MAX_WEIGHT else CORRECTION_MAX_WEIGHT
+                slot_value = correction[correction_slot]
+                correction[correction_slot] = slot_value + (error * CORRECTION_GRAIN - slot_value) * weight // 64
             slot = key & tt_mask
             old = tt_entries[slot]
             if old is None or old[0] != key or depth >= old[1] or bound == EXACT:
