@@ -490,3 +490,18 @@ def test_history_scores_stay_within_their_bound_and_learn_both_ways() -> None:
     history = searcher._history
     assert all(-HISTORY_MAX <= value <= HISTORY_MAX for value in history)
     assert max(history) > 0 > min(history)  # cut-offs rewarded, the moves tried before them not
+
+
+def test_correction_history_learns_within_bounds_and_new_game_forgets_it() -> None:
+    from cb_async.search.searcher import CORRECTION_GRAIN, CORRECTION_MAX_ERROR
+
+    fresh = Searcher(hash_mb=1)
+    first = fresh.search(chess.Board(MIDDLEGAME), (), Limits(depth=6), StopToken())
+    learnt = fresh._correction
+    assert any(learnt)
+    assert max(abs(value) for value in learnt) <= CORRECTION_MAX_ERROR * CORRECTION_GRAIN
+    # Everything learnt is forgotten: the same search again is the same search, node for node.
+    fresh.new_game()
+    assert not any(fresh._correction)
+    again = fresh.search(chess.Board(MIDDLEGAME), (), Limits(depth=6), StopToken())
+    assert (again.nodes, again.best_move, again.score) == (first.nodes, first.best_move, first.score)
