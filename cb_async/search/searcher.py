@@ -145,7 +145,8 @@ def history_keys(board: chess.Board) -> tuple[Hashable, ...]:
 
 
 class Searcher:
-    """Owns what outlives one search: the transposition table, killers and history."""
+    """Owns what outlives one search: the transposition table, killers, history and the
+    correction history."""
 
     def __init__(self, hash_mb: int = 16) -> None:
         #: Open Syzygy tables for the WDL probes inside the tree, or None.
