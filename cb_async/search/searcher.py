@@ -484,7 +484,13 @@ class _SearchRun:
             p = phase if phase < MAX_PHASE else MAX_PHASE
             value = (mg * p + eg * (MAX_PHASE - p)) // MAX_PHASE
             turn = board.turn
-            stand = (value if turn else -value) + TEMPO
+            # The stand-pat is corrected as the main search's static evaluation is.
+            pawns = board.pawns
+            mine = occupied_co[1]
+            stand = (
+                (value if turn else -value) + TEMPO
+                + correction[(hash((pawns & mine, pawns & ~mine)) % CORRECTION_SLOTS) << 1 | turn] // CORRECTION_GRAIN
+            )
             if stand >= beta or ply >= MAX_PLY:
                 return stand
             if stand > alpha:
