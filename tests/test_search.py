@@ -46,20 +46,30 @@ def assert_consistent(board: chess.Board, result: SearchResult) -> None:
 
 # -- mates and terminal roots -----------------------------------------------------------------
 
-@pytest.mark.parametrize(
-    ("fen", "moves", "best"),
-    [
-        ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1, "d1d8"),
-        ("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", 2, "a1a6"),
-        ("r5rk/5p1p/5R2/4B3/8/8/7P/7K w - - 0 1", 3, "f6a6"),
-    ],
-)
+MATES = [
+    ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1, "d1d8"),
+    ("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", 2, "a1a6"),
+    ("r5rk/5p1p/5R2/4B3/8/8/7P/7K w - - 0 1", 3, "f6a6"),
+]
+
+
+@pytest.mark.parametrize(("fen", "moves", "best"), MATES)
 def test_mate_is_found_with_its_distance(fen: str, moves: int, best: str) -> None:
     board = chess.Board(fen)
     result = run(board, Limits(depth=2 * moves + 1))
     assert result.best_move == chess.Move.from_uci(best)
     assert result.score == Score(mate=moves)
     assert_consistent(board, result)
+
+
+@pytest.mark.parametrize(("fen", "moves", "best"), MATES)
+def test_a_mate_stays_found_at_greater_depths(fen: str, moves: int, best: str) -> None:
+    # Pruning that trusts a bound from a shallow search can hide a mate at every later
+    # iteration (a capture that looked winning, with the mate behind it never searched again):
+    # a deeper search must find what a shallower one did.
+    for depth in range(2 * moves + 2, 2 * moves + 5):
+        result = run(chess.Board(fen), Limits(depth=depth))
+        assert (result.best_move, result.score) == (chess.Move.from_uci(best), Score(mate=moves)), depth
 
 
 def test_being_mated_scores_negative_mate() -> None:
