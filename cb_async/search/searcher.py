@@ -580,9 +580,12 @@ class _SearchRun:
 
             p = phase if phase < MAX_PHASE else MAX_PHASE
             value = (mg * p + eg * (MAX_PHASE - p)) // MAX_PHASE
-            static = (value if turn else -value) + TEMPO
+            static = evaluation = (value if turn else -value) + TEMPO
             # A searched value from the table says more than the static evaluation where its
-            # bound allows: the pruning below judges the node by it (mate scores aside).
+            # bound allows: null move and futility judge the node by it (mate scores aside).
+            # Reverse futility does not: it returns without a search, so a lower bound from a
+            # shallow search (a capture that missed the mate behind it) would prune the node
+            # at every iteration and never be searched again.
             if tt_bound >= 0 and -TB_BOUND < tt_value < TB_BOUND and (
                 tt_bound == EXACT or (tt_bound == LOWER and tt_value > static)
                 or (tt_bound == UPPER and tt_value < static)
@@ -590,8 +593,8 @@ class _SearchRun:
                 static = tt_value
             if not pv_node and not in_check:
                 # Reverse futility: far above beta near the horizon, a quiet move won't undo it.
-                if depth <= 6 and static - 80 * depth >= beta and beta < MATE_BOUND:
-                    return static
+                if depth <= 6 and evaluation - 80 * depth >= beta and beta < MATE_BOUND:
+                    return evaluation
                 # Null move: if passing still fails high, a real move will too.
                 if (
                     null_ok and depth >= 3 and static >= beta
