@@ -559,8 +559,9 @@ class _SearchRun:
             entry = tt_entries[key & tt_mask]
             if entry is not None and entry[0] == key:
                 tt_move = entry[4]
-                tt_bound = entry[2]
-                tt_value = entry[3]
+                if entry[1] >= depth - 1:
+                    tt_bound = entry[2]
+                    tt_value = entry[3]
                 if not pv_node and entry[1] >= depth:
                     value = entry[3]
                     if value >= TB_BOUND:
@@ -582,7 +583,10 @@ class _SearchRun:
             value = (mg * p + eg * (MAX_PHASE - p)) // MAX_PHASE
             static = (value if turn else -value) + TEMPO
             # A searched value from the table says more than the static evaluation where its
-            # bound allows: the pruning below judges the node by it (mate scores aside).
+            # bound allows: the pruning below judges the node by it (mate scores aside). Only
+            # from a search nearly as deep as this one: reverse futility returns without a
+            # search, so a lower bound from a shallow search (a capture that missed the mate
+            # behind it) would otherwise prune the node at every iteration, never searched again.
             if tt_bound >= 0 and -TB_BOUND < tt_value < TB_BOUND and (
                 tt_bound == EXACT or (tt_bound == LOWER and tt_value > static)
                 or (tt_bound == UPPER and tt_value < static)
