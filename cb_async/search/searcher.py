@@ -26,8 +26,8 @@ import chess
 from cb_async.limits import MAX_DEPTH, Limits
 from cb_async.results import Score, SearchInfo, SearchResult
 from cb_async.search.attacks import attacked_by, is_check, was_into_check
-from cb_async.search.control import StopToken
 from cb_async.search.captures import captures
+from cb_async.search.control import StopToken
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
 from cb_async.search.pacing import Pacing
 from cb_async.search.play import play, play_known
