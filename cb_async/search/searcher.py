@@ -554,9 +554,14 @@ class _SearchRun:
 
             turn = board.turn
             tt_move = None
+            tt_value = 0
+            tt_bound = -1  # no entry
             entry = tt_entries[key & tt_mask]
             if entry is not None and entry[0] == key:
                 tt_move = entry[4]
+                if entry[1] >= depth - 1:
+                    tt_bound = entry[2]
+                    tt_value = entry[3]
                 if not pv_node and entry[1] >= depth:
                     value = entry[3]
                     if value >= TB_BOUND:
@@ -579,8 +584,19 @@ class _SearchRun:
             static = (value if turn else -value) + TEMPO
             if not pv_node and not in_check:
                 # Reverse futility: far above beta near the horizon, a quiet move won't undo it.
-                if depth <= 6 and static - 80 * depth >= beta and beta < MATE_BOUND:
-                    return static
+                # A searched value from the table says more than the static evaluation where its
+                # bound allows (mate scores aside), but only from a search nearly as deep as this
+                # one: the node returns without a search or a store, so a lower bound from a
+                # shallow search (a capture that missed the mate behind it) would prune it at
+                # every iteration, never searched again.
+                judged = static
+                if tt_bound >= 0 and -TB_BOUND < tt_value < TB_BOUND and (
+                    tt_bound == EXACT or (tt_bound == LOWER and tt_value > static)
+                    or (tt_bound == UPPER and tt_value < static)
+                ):
+                    judged = tt_value
+                if depth <= 6 and judged - 80 * depth >= beta and beta < MATE_BOUND:
+                    return judged
                 # Null move: if passing still fails high, a real move will too.
                 if (
                     null_ok and depth >= 3 and static >= beta
