@@ -597,6 +597,13 @@ class _SearchRun:
                     judged = tt_value
                 if depth <= 6 and judged - 80 * depth >= beta and beta < MATE_BOUND:
                     return judged
+                # Razoring: far below alpha near the horizon, only a capture can save the node;
+                # if the quiescence search agrees that none does, the node fails low without a
+                # full search of its quiet moves.
+                if depth <= 3 and static + 200 + 100 * depth <= alpha and alpha > -MATE_BOUND:
+                    value = qsearch(alpha, alpha + 1, ply, mg, eg, phase)
+                    if value <= alpha:
+                        return value
                 # Null move: if passing still fails high, a real move will too.
                 if (
                     null_ok and depth >= 3 and static >= beta
