@@ -67,6 +67,8 @@ _PROMOTION_BASE = 900_000
 _KILLER_1 = 800_001
 _KILLER_2 = 800_000
 
+_NOT_FILE_A = chess.BB_ALL & ~chess.BB_FILE_A
+_NOT_FILE_H = chess.BB_ALL & ~chess.BB_FILE_H
 _LMR = [[0] * 64 for _ in range(64)]
 for _depth in range(1, 64):
     for _count in range(1, 64):
@@ -635,6 +637,16 @@ class _SearchRun:
             prune_quiets = not pv_node and not in_check and depth <= 3
             futile = prune_quiets and depth <= 2 and static + 150 * depth <= alpha
             late_limit = 3 + 3 * depth * depth
+            # A quiet piece move onto a square their pawn attacks gives the piece away for a pawn
+            # at best: near the horizon it is pruned like a late move (checks still searched).
+            if prune_quiets:
+                their_pawns = board.pawns & theirs
+                if turn:
+                    pawn_attacked = ((their_pawns >> 7) & _NOT_FILE_A) | ((their_pawns >> 9) & _NOT_FILE_H)
+                else:
+                    pawn_attacked = ((their_pawns << 7) & _NOT_FILE_H) | ((their_pawns << 9) & _NOT_FILE_A)
+            else:
+                pawn_attacked = 0
             # Whether a move gives check is asked of the board after the push only when it can:
             # when the piece lands on a square from which its type attacks their king, leaves a
             # line through their king, promotes, takes en passant or castles.
@@ -651,7 +663,7 @@ class _SearchRun:
                     # after the push.
                     must_check = (
                         stage == 2 and prune_quiets and legal and best > -MATE_BOUND and not move.promotion
-                        and (futile or legal > late_limit)
+                        and (futile or legal > late_limit or (piece > 1 and (pawn_attacked >> to_square) & 1))
                     )
                     if must_check and not direct_or_discovered:
                         continue
