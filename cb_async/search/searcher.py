@@ -680,7 +680,9 @@ class _SearchRun:
                         continue
                     if quiet:
                         quiets_tried.append(from_square << 6 | to_square)
-                    new_depth = depth - 1 + gives
+                    # A check, or a pawn reaching the seventh rank (one step from promoting), is
+                    # searched a ply deeper: both are where the horizon hides the most.
+                    new_depth = depth - 1 + (gives or (piece == 1 and to_square >> 3 == (6 if turn else 1)))
                     c_mg = mg + d_mg
                     c_eg = eg + d_eg
                     c_phase = phase + d_phase
