@@ -418,6 +418,46 @@ def test_the_attack_tests_answer_as_python_chess_does() -> None:
     assert answers == {True, False, ("into", True), ("into", False)}
 
 
+def _exchange_by_playing(board: chess.Board, target: int, values: tuple[int, ...]) -> int:
+    """What the side to move can win on `target` by recapturing there, if it wants to: each
+    recapture made on the board with the least valuable attacker python-chess names."""
+    turn = board.turn
+    attackers = board.attackers_mask(turn, target)
+    if not attackers:
+        return 0
+    source = min(chess.SquareSet(attackers), key=lambda square: (board.piece_type_at(square), square))
+    if board.piece_type_at(source) == chess.KING and board.is_attacked_by(not turn, target):
+        return 0
+    captured = values[board.piece_type_at(target)]
+    board.push(chess.Move(source, target))
+    try:
+        return max(0, captured - _exchange_by_playing(board, target, values))
+    finally:
+        board.pop()
+
+
+def test_the_exchange_evaluation_agrees_with_playing_the_recaptures_out() -> None:
+    from cb_async.search.attacks import exchange
+    from cb_async.search.searcher import ORDER_VALUE
+
+    # Off the back ranks, where a pawn recapture would promote.
+    middle = chess.SquareSet(chess.BB_ALL & ~(chess.BB_RANK_1 | chess.BB_RANK_8))
+    seen = set()
+    for board in _random_positions(12, seed=23):
+        for move in board.generate_pseudo_legal_captures():
+            if move.to_square not in middle or board.is_en_passant(move) or board.is_castling(move):
+                continue
+            captured = ORDER_VALUE[board.piece_type_at(move.to_square)]
+            played = board.copy(stack=False)
+            played.push(chess.Move(move.from_square, move.to_square))
+            expected = captured - _exchange_by_playing(played, move.to_square, ORDER_VALUE)
+            found = exchange(board, move.from_square, move.to_square, ORDER_VALUE)
+            assert found == expected, (board.fen(), move.uci(), found, expected)
+            seen.add((expected > 0, expected < 0))
+    # Captures that win, that break even and that lose were all among them.
+    assert seen == {(True, False), (False, False), (False, True)}
+
+
 def test_the_ordering_lists_hold_python_chess_moves_in_its_order() -> None:
     # The search's equal-scored moves keep their generation order, so the node count (Bench)
     # depends on the lists being python-chess's moves in python-chess's order.

@@ -25,7 +25,7 @@ import chess
 
 from cb_async.limits import MAX_DEPTH, Limits
 from cb_async.results import Score, SearchInfo, SearchResult
-from cb_async.search.attacks import attacked_by, is_check, was_into_check
+from cb_async.search.attacks import attacked_by, exchange, is_check, was_into_check
 from cb_async.search.captures import captures
 from cb_async.search.control import StopToken
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
@@ -476,8 +476,13 @@ class _SearchRun:
             best = stand
             them = not turn
             for _, move, attacker, victim in gen_captures(board, alpha - stand - 200, order_value):
-                # A capture by a more valuable piece of a defended one likely loses material.
-                if order_value[attacker] > order_value[victim] + 50 and attacked_by(board, them, move.to_square):
+                # A capture by a more valuable piece of a defended one loses material unless
+                # the exchange that follows on its square wins it back.
+                if (
+                    order_value[attacker] > order_value[victim] + 50
+                    and attacked_by(board, them, move.to_square)
+                    and exchange(board, move.from_square, move.to_square, order_value) < 0
+                ):
                     continue
                 d_mg, d_eg, d_phase = play_known(board, move, attacker, victim)
                 if was_into_check(board):
