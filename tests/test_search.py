@@ -72,6 +72,16 @@ def test_a_mate_stays_found_at_greater_depths(fen: str, moves: int, best: str) -
         assert (result.best_move, result.score) == (chess.Move.from_uci(best), Score(mate=moves)), depth
 
 
+def test_a_mate_by_captures_beyond_the_horizon_is_seen_by_the_quiescence_search() -> None:
+    # 1.Rxe8+ Qxe8 2.Qxe8# (or the queen first): at depth 1 the second capture is made by the
+    # quiescence search, which must not let the side in check stand pat.
+    fen = "3qr1k1/5ppp/8/8/8/8/4QPPP/4R1K1 w - - 0 1"
+    result = run(fen, Limits(depth=1))
+    assert result.best_move in {chess.Move.from_uci("e1e8"), chess.Move.from_uci("e2e8")}
+    assert result.score == Score(mate=2)
+    assert_consistent(chess.Board(fen), result)
+
+
 def test_being_mated_scores_negative_mate() -> None:
     # After 1.Ra6 every black move allows mate next move.
     result = run("kbK5/pp6/RP6/8/8/8/8/8 b - - 1 1", Limits(depth=4))

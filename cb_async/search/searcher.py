@@ -458,13 +458,28 @@ class _SearchRun:
             if nodes >= node_limit or should_stop():
                 raise SearchAborted
 
-        def qsearch(alpha: int, beta: int, ply: int, mg: int, eg: int, phase: int) -> int:
+        def qsearch(alpha: int, beta: int, ply: int, mg: int, eg: int, phase: int, in_check: bool) -> int:
             nonlocal nodes, seldepth
             nodes += 1
             if not nodes & POLL_MASK:
                 poll()
             if ply > seldepth:
                 seldepth = ply
+            if in_check and ply < MAX_PLY:
+                # A capture gave check: standing pat would ignore the threat (a mate, a fork),
+                # so every evasion is searched, and having none is mate.
+                best = -MATE + ply
+                for move in board.generate_legal_moves():
+                    d_mg, d_eg, d_phase = play(board, move)
+                    value = -qsearch(-beta, -alpha, ply + 1, mg + d_mg, eg + d_eg, phase + d_phase, is_check(board))
+                    pop()
+                    if value > best:
+                        best = value
+                        if value > alpha:
+                            if value >= beta:
+                                return value
+                            alpha = value
+                return best
             p = phase if phase < MAX_PHASE else MAX_PHASE
             value = (mg * p + eg * (MAX_PHASE - p)) // MAX_PHASE
             turn = board.turn
@@ -483,7 +498,7 @@ class _SearchRun:
                 if was_into_check(board):
                     pop()
                     continue
-                value = -qsearch(-beta, -alpha, ply + 1, mg + d_mg, eg + d_eg, phase + d_phase)
+                value = -qsearch(-beta, -alpha, ply + 1, mg + d_mg, eg + d_eg, phase + d_phase, is_check(board))
                 pop()
                 if value > best:
                     best = value
@@ -499,7 +514,7 @@ class _SearchRun:
         ) -> int:
             nonlocal nodes, seldepth, tbhits
             if depth <= 0:
-                return qsearch(alpha, beta, ply, mg, eg, phase)
+                return qsearch(alpha, beta, ply, mg, eg, phase, in_check)
             nodes += 1
             if not nodes & POLL_MASK:
                 poll()
