@@ -113,15 +113,13 @@ def exchange(board: chess.Board, source: int, target: int, values: tuple[int, ..
     a defended square, where "defended" alone would throw away the captures that still win
     (a pawn guarded only by a queen, with a second attacker behind).
     """
-    pawns = board.pawns
-    knights = board.knights
-    bishops = board.bishops
-    rooks = board.rooks
-    queens = board.queens
-    kings = board.kings
+    by_value = (
+        (board.pawns, 1), (board.knights, 2), (board.bishops, 3),
+        (board.rooks, 4), (board.queens, 5), (board.kings, 6),
+    )
     white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
-    diagonal = bishops | queens
-    straight = rooks | queens
+    diagonal = board.bishops | board.queens
+    straight = board.rooks | board.queens
     occupied = board.occupied ^ (1 << source)
     diagonal_rays = _DIAG[target]
     diagonal_mask = _DIAG_MASKS[target]
@@ -130,14 +128,13 @@ def exchange(board: chess.Board, source: int, target: int, values: tuple[int, ..
     rank_rays = _RANK[target]
     rank_mask = _RANK_MASKS[target]
     attackers = (
-        (_PAWN[chess.BLACK][target] & pawns & white)
-        | (_PAWN[chess.WHITE][target] & pawns & black)
-        | (_KNIGHT[target] & knights)
-        | (_KING[target] & kings)
+        (_PAWN[chess.BLACK][target] & board.pawns & white)
+        | (_PAWN[chess.WHITE][target] & board.pawns & black)
+        | (_KNIGHT[target] & board.knights)
+        | (_KING[target] & board.kings)
         | (diagonal_rays[diagonal_mask & occupied] & diagonal)
         | ((file_rays[file_mask & occupied] | rank_rays[rank_mask & occupied]) & straight)
     ) & occupied
-    by_value = ((pawns, 1), (knights, 2), (bishops, 3), (rooks, 4), (queens, 5), (kings, 6))
     colour_of = (black, white)
     side = not bool(white & (1 << source))
     gains = [values[board.piece_type_at(target) or 0]]
