@@ -96,3 +96,66 @@ def test_the_fits_model_is_the_engines_evaluation() -> None:
         engine = blend(mg, eg, phase, board.turn)
         white_view = engine if board.turn == chess.WHITE else -engine
         assert abs(model - white_view) <= 1, fen
+
+
+def test_the_table_fits_model_is_the_engines_evaluation_too() -> None:
+    # With the tables as parameters the fixed part is the tempo alone; today's tables as
+    # parameters must give back the engine's evaluation.
+    from cb_async.search.evaluation import blend, evaluate_from_scratch
+
+    params = [float(w) for _, mg, eg in WEIGHTS for w in (mg, eg)] + tune.table_params()
+    for fen in [
+        chess.STARTING_FEN,
+        "8/5k2/3p4/1pP5/1P1P4/8/2B2K2/2b5 b - - 0 40",
+        "r1b1k2r/pp3ppp/2p5/8/1bPP4/2N5/PP3PPP/R1B1KB1R w KQkq - 0 10",
+        "6k1/8/8/8/8/8/1q6/K7 w - - 0 1",
+    ]:
+        board = chess.Board(fen)
+        sample = tune.Sample(board, 0, tables=True)
+        model = sample.base + sum(params[i] * x for i, x in sample.terms)
+        mg, eg, phase = evaluate_from_scratch(board)
+        engine = blend(mg, eg, phase, board.turn)
+        white_view = engine if board.turn == chess.WHITE else -engine
+        assert abs(model - white_view) <= 1, fen
+
+
+def _printed_tables(output: str) -> dict[str, list[list[int]]]:
+    """{"_MG_TABLES": [pawn entries, knight entries, ...], "_EG_TABLES": [...]} from fit's output."""
+    found: dict[str, list[list[int]]] = {}
+    current: list[list[int]] = []
+    for line in output.splitlines():
+        if line.startswith("_"):
+            current = found.setdefault(line.split(":")[0], [])
+        elif line.strip().startswith("chess."):
+            current.append([])
+        elif line.startswith("        "):
+            current[-1] += [int(v) for v in line.strip().rstrip(",").split(",")]
+    return found
+
+
+def test_the_table_fit_prints_todays_tables_when_nothing_moves_them_and_moves_a_square_when_asked(
+    tmp_path: Path,
+) -> None:
+    from cb_async.search import evaluation
+
+    # No pass over the data: the printed tables are today's, entry for entry.
+    data = tmp_path / "positions.txt"
+    knight_d5 = "4k3/8/8/3N4/8/8/8/4K3 w - - 0 1"
+    data.write_text(f"{knight_d5};900\n" * 4)
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        assert tune.main(["fit", str(data), "--tables", "--epochs", "0"]) == 0
+    tables = _printed_tables(printed.getvalue())
+    assert tables["_MG_TABLES"] == [list(evaluation._MG_TABLES[p]) for p in chess.PIECE_TYPES]
+    assert tables["_EG_TABLES"] == [list(evaluation._EG_TABLES[p]) for p in chess.PIECE_TYPES]
+
+    # A reference that likes a knight on d5 far more than today's tables: that square rises,
+    # and a square no position reads stays where it was.
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        assert tune.main(["fit", str(data), "--tables", "--epochs", "20", "--rate", "2", "--batch", "2"]) == 0
+    fitted = _printed_tables(printed.getvalue())
+    d5 = chess.D5 ^ 56  # the printed tables start at a8
+    knight = chess.KNIGHT - 1
+    assert fitted["_EG_TABLES"][knight][d5] > evaluation._EG_TABLES[chess.KNIGHT][d5]
+    assert fitted["_EG_TABLES"][knight][chess.A1 ^ 56] == evaluation._EG_TABLES[chess.KNIGHT][chess.A1 ^ 56]

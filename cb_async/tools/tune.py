@@ -12,6 +12,11 @@ make cb-async's evaluation, through the logistic curve that turns centipawns int
 score, closest to the reference's (mean squared error); the piece-square tables stay PeSTO's.
 It prints the new table to paste into `cb_async/search/structure.py`.
 
+`fit --tables` fits the piece-square tables (material included) together with those weights:
+about 800 weights instead of 20, so it wants a data set ten times larger (the recipe's sizes
+are set by the environment) and `--batch` (a step every few thousand positions, a few passes
+over the data) to finish in minutes. It prints the tables in `evaluation.py`'s layout too.
+
 The evaluation is linear in the weights (a count times a midgame and an endgame weight, blended
 by the phase), so each position is turned into its few non-zero counts once, and the fit is a
 plain gradient descent (Adam) over them: no third-party numerics. The data recipe is
@@ -32,7 +37,15 @@ import chess.engine
 import chess.pgn
 
 from cb_async import cli
-from cb_async.search.evaluation import MAX_PHASE, TEMPO, evaluate_from_scratch
+from cb_async.search.evaluation import (
+    _EG_TABLES,
+    _EG_VALUE,
+    _MG_TABLES,
+    _MG_VALUE,
+    MAX_PHASE,
+    TEMPO,
+    evaluate_from_scratch,
+)
 from cb_async.search.structure import NAMES, SIGNS, WEIGHTS, features, structure
 
 #: Values for the "does a capture win material at once" test of quiet positions.
@@ -110,12 +123,26 @@ def _expected(cp: float) -> float:
     return 1.0 / (1.0 + math.pow(10.0, -cp / _SCALE))
 
 
+#: Where the tables' weights start in the parameters of `fit --tables`: after the structure's.
+_TABLES_AT = 2 * len(NAMES)
+
+
+def table_index(piece_type: int, table_square: int) -> int:
+    """The midgame parameter of a piece type on a square of the printed tables (a8 first); the
+    endgame one follows it."""
+    return _TABLES_AT + 2 * ((piece_type - 1) * 64 + table_square)
+
+
 class Sample:
-    """One position as the fit sees it: the fixed part of its evaluation and its counts."""
+    """One position as the fit sees it: the fixed part of its evaluation and its counts.
+
+    With `tables`, the piece-square tables are parameters too: each piece is an input of +1
+    (White) or -1 (Black) to its square's two weights, and only the tempo stays fixed.
+    """
 
     __slots__ = ("base", "terms", "target")
 
-    def __init__(self, board: chess.Board, reference: int) -> None:
+    def __init__(self, board: chess.Board, reference: int, tables: bool = False) -> None:
         mg, eg, phase = evaluate_from_scratch(board)
         # The part the fit does not change: the tables and the tempo, without today's terms.
         terms_mg, terms_eg = structure(board)
@@ -130,15 +157,53 @@ class Sample:
             for i, count in enumerate(features(board)) if count
             for pair in ((2 * i, count * mg_share), (2 * i + 1, count * (1 - mg_share)))
         ]
+        if tables:
+            self.base = float(tempo)
+            for square, piece in board.piece_map().items():
+                # The printed tables are from White's side, a8 first: White's a1 is entry 56.
+                white = piece.color == chess.WHITE
+                index = table_index(piece.piece_type, square ^ 56 if white else square)
+                sign = 1.0 if white else -1.0
+                self.terms += ((index, sign * mg_share), (index + 1, sign * (1 - mg_share)))
         self.target = float(reference)
 
 
-def load_samples(path: Path) -> list[Sample]:
+def table_params() -> list[float]:
+    """Today's tables as parameters: material plus square, for each piece type and square."""
+    params = []
+    for piece_type in chess.PIECE_TYPES:
+        for square in range(64):
+            params += [float(_MG_VALUE[piece_type] + _MG_TABLES[piece_type][square]),
+                       float(_EG_VALUE[piece_type] + _EG_TABLES[piece_type][square])]
+    return params
+
+
+def print_tables(params: list[float]) -> None:
+    """The fitted tables in `evaluation.py`'s layout, the material values kept (the tables
+    carry the difference): only the sum of the two is ever read."""
+    for name, values, offset in (("_MG_TABLES", _MG_VALUE, 0), ("_EG_TABLES", _EG_VALUE, 1)):
+        print(f"{name}: dict[int, tuple[int, ...]] = {{")
+        for piece_type in chess.PIECE_TYPES:
+            print(f"    chess.{chess.piece_name(piece_type).upper()}: (")
+            for rank in range(8):
+                row = []
+                for file in range(8):
+                    square = rank * 8 + file
+                    if piece_type == chess.PAWN and rank in (0, 7):
+                        row.append(0)
+                        continue
+                    row.append(round(params[table_index(piece_type, square) + offset]) - values[piece_type])
+                print("        " + ", ".join(str(v) for v in row) + ",")
+            print("    ),")
+        print("}")
+
+
+def load_samples(path: Path, tables: bool = False) -> list[Sample]:
     samples = []
     for line in path.read_text(encoding="utf-8").splitlines():
         fen, _, cp = line.rpartition(";")
         if fen:
-            samples.append(Sample(chess.Board(fen), int(cp)))
+            samples.append(Sample(chess.Board(fen), int(cp), tables))
     return samples
 
 
@@ -156,48 +221,65 @@ def fit_target_scale(samples: list[Sample], params: list[float]) -> float:
     return best[1]
 
 
-def sign_bounds(constrained: bool) -> list[tuple[float, float]]:
-    """(lowest, highest) of each parameter: a term's weights stay on the side of its sign."""
+def sign_bounds(constrained: bool, tables: bool = False) -> list[tuple[float, float]]:
+    """(lowest, highest) of each parameter: a term's weights stay on the side of its sign; the
+    tables' weights are free."""
     bounds = []
     for name in NAMES:
         sign = SIGNS[name] if constrained else 0
         bounds += [(0.0 if sign > 0 else -math.inf, 0.0 if sign < 0 else math.inf)] * 2
+    if tables:
+        bounds += [(-math.inf, math.inf)] * (2 * 64 * len(chess.PIECE_TYPES))
     return bounds
 
 
 def fit(samples: list[Sample], params: list[float], target_scale: float, epochs: int, rate: float,
-        bounds: list[tuple[float, float]]) -> list[float]:
-    """Adam on the mean squared error between expected scores, each step kept within `bounds`."""
+        bounds: list[tuple[float, float]], batch: int = 0, seed: int = 1) -> list[float]:
+    """Adam on the mean squared error between expected scores, each step kept within `bounds`.
+
+    A step per `batch` positions (shuffled each pass), or per pass over all of them when
+    `batch` is 0.
+    """
     params = [min(max(value, low), high) for value, (low, high) in zip(params, bounds)]
     m = [0.0] * len(params)
     v = [0.0] * len(params)
     k = math.log(10) / _SCALE
-    targets = [_expected(s.target * target_scale) for s in samples]
+    pairs = [(s, _expected(s.target * target_scale)) for s in samples]
+    size = batch if 0 < batch < len(pairs) else len(pairs)
+    shuffle = random.Random(seed).shuffle
+    step = 0
     for epoch in range(1, epochs + 1):
-        grad = [0.0] * len(params)
-        for s, target in zip(samples, targets):
-            value = s.base + sum(params[i] * x for i, x in s.terms)
-            p = _expected(value)
-            g = 2 * (p - target) * p * (1 - p) * k
-            for i, x in s.terms:
-                grad[i] += g * x
-        for i in range(len(params)):
-            g = grad[i] / len(samples)
-            m[i] = 0.9 * m[i] + 0.1 * g
-            v[i] = 0.999 * v[i] + 0.001 * g * g
-            m_hat = m[i] / (1 - 0.9 ** epoch)
-            v_hat = v[i] / (1 - 0.999 ** epoch)
-            params[i] -= rate * m_hat / (math.sqrt(v_hat) + 1e-12)
-            low, high = bounds[i]
-            params[i] = min(max(params[i], low), high)
-        if epoch % 50 == 0:
+        if size < len(pairs):
+            shuffle(pairs)
+        for start in range(0, len(pairs), size):
+            chunk = pairs[start:start + size]
+            step += 1
+            grad = [0.0] * len(params)
+            for s, target in chunk:
+                value = s.base + sum(params[i] * x for i, x in s.terms)
+                p = _expected(value)
+                g = 2 * (p - target) * p * (1 - p) * k
+                for i, x in s.terms:
+                    grad[i] += g * x
+            correct_m = 1 - 0.9 ** step
+            correct_v = 1 - 0.999 ** step
+            for i, total in enumerate(grad):
+                g = total / len(chunk)
+                m[i] = 0.9 * m[i] + 0.1 * g
+                v[i] = 0.999 * v[i] + 0.001 * g * g
+                if not v[i]:
+                    continue  # a weight no position of this step reads
+                params[i] -= rate * (m[i] / correct_m) / (math.sqrt(v[i] / correct_v) + 1e-12)
+                low, high = bounds[i]
+                params[i] = min(max(params[i], low), high)
+        if epoch % 50 == 0 or size < len(pairs):
             print(f"epoch {epoch}: loss {loss(samples, params, target_scale):.6f}", file=sys.stderr)
     return params
 
 
 def run_fit(args: argparse.Namespace) -> int:
     try:
-        samples = load_samples(Path(args.data))
+        samples = load_samples(Path(args.data), args.tables)
     except OSError as error:
         raise cli.UsageError(f"cannot read {args.data}: {error.strerror}") from None
     if not samples:
@@ -209,11 +291,15 @@ def run_fit(args: argparse.Namespace) -> int:
         held_out, samples = samples[:cut], samples[cut:]
     start = [float(w) for _, mg, eg in WEIGHTS for w in (mg, eg)]
     zero = [0.0] * len(start)
+    if args.tables:
+        start += table_params()
+        zero += table_params()  # "no terms" keeps today's tables: the terms are the structure's
     target_scale = fit_target_scale(samples, zero)
     print(f"{len(samples)} positions; reference scale {target_scale:.2f}; "
           f"loss with no terms {loss(samples, zero, target_scale):.6f}, "
           f"with today's weights {loss(samples, start, target_scale):.6f}", file=sys.stderr)
-    params = fit(samples, start, target_scale, args.epochs, args.rate, sign_bounds(not args.free))
+    params = fit(samples, start, target_scale, args.epochs, args.rate,
+                 sign_bounds(not args.free, args.tables), args.batch, args.seed)
     print(f"fitted loss {loss(samples, params, target_scale):.6f}", file=sys.stderr)
     if held_out:
         print(f"held-out {len(held_out)} positions: loss with no terms {loss(held_out, zero, target_scale):.6f}, "
@@ -223,6 +309,8 @@ def run_fit(args: argparse.Namespace) -> int:
     for index, name in enumerate(NAMES):
         print(f'    ("{name}", {round(params[2 * index])}, {round(params[2 * index + 1])}),')
     print(")")
+    if args.tables:
+        print_tables(params)
     return 0
 
 
@@ -247,6 +335,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fit_parser.add_argument("--holdout", type=float, default=0.0,
                             help="keep this share of the positions out of the fit and report its loss")
     fit_parser.add_argument("--seed", type=int, default=1)
+    fit_parser.add_argument("--tables", action="store_true",
+                            help="fit the piece-square tables (material included) with the weights")
+    fit_parser.add_argument("--batch", type=int, default=0,
+                            help="positions per step (default: all of them, a step per pass)")
     fit_parser.add_argument("--free", action="store_true",
                             help="let weights take either sign (by default each keeps its term's sign, structure.SIGNS)")
 
