@@ -159,3 +159,19 @@ def test_the_table_fit_prints_todays_tables_when_nothing_moves_them_and_moves_a_
     knight = chess.KNIGHT - 1
     assert fitted["_EG_TABLES"][knight][d5] > evaluation._EG_TABLES[chess.KNIGHT][d5]
     assert fitted["_EG_TABLES"][knight][chess.A1 ^ 56] == evaluation._EG_TABLES[chess.KNIGHT][chess.A1 ^ 56]
+
+
+def test_a_fit_twice_todays_size_is_scaled_back_by_half_and_rare_weights_are_held() -> None:
+    boards = [chess.Board(), chess.Board("4k3/8/8/3N4/8/8/8/4K3 w - - 0 1")]
+    samples = [tune.Sample(board, 0, tables=True) for board in boards]
+    start = [float(w) for _, mg, eg in WEIGHTS for w in (mg, eg)] + tune.table_params()
+    # Only the tempo is outside the weights: doubling them nearly doubles every evaluation.
+    factor = tune.size_factor(samples, start, [2 * w for w in start])
+    assert 0.49 < factor < 0.51
+
+    bounds = tune.sign_bounds(True, tables=True)
+    held = tune.hold_rare(samples, start, bounds, 2)
+    knight_d5 = tune.table_index(chess.KNIGHT, chess.D5 ^ 56)  # one position has it
+    white_king_e1 = tune.table_index(chess.KING, chess.E1 ^ 56)  # both have it
+    assert held[knight_d5] == (start[knight_d5], start[knight_d5])
+    assert held[white_king_e1] == bounds[white_king_e1]

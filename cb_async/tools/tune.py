@@ -233,6 +233,34 @@ def sign_bounds(constrained: bool, tables: bool = False) -> list[tuple[float, fl
     return bounds
 
 
+def hold_rare(samples: list[Sample], start: list[float], bounds: list[tuple[float, float]],
+              min_count: int) -> list[tuple[float, float]]:
+    """`bounds` with every weight that fewer than `min_count` positions read held at its start:
+    a square a piece seldom stands on would otherwise be fitted to a handful of positions."""
+    counts = [0] * len(start)
+    for s in samples:
+        for i, _ in s.terms:
+            counts[i] += 1
+    return [bound if count >= min_count else (value, value)
+            for bound, count, value in zip(bounds, counts, start)]
+
+
+def size_factor(samples: list[Sample], before: list[float], after: list[float]) -> float:
+    """The factor that brings the fitted evaluations closest to today's (least squares).
+
+    The fit is free to shrink or stretch the whole evaluation (only its ratio to the
+    reference's scale matters to the loss), but the search's margins are in today's
+    centipawns: scaling the fit back keeps them meaning what they meant.
+    """
+    cross = square = 0.0
+    for s in samples:
+        old = s.base + sum(before[i] * x for i, x in s.terms)
+        new = s.base + sum(after[i] * x for i, x in s.terms)
+        cross += old * new
+        square += new * new
+    return cross / square if square else 1.0
+
+
 def fit(samples: list[Sample], params: list[float], target_scale: float, epochs: int, rate: float,
         bounds: list[tuple[float, float]], batch: int = 0, seed: int = 1) -> list[float]:
     """Adam on the mean squared error between expected scores, each step kept within `bounds`.
@@ -298,9 +326,17 @@ def run_fit(args: argparse.Namespace) -> int:
     print(f"{len(samples)} positions; reference scale {target_scale:.2f}; "
           f"loss with no terms {loss(samples, zero, target_scale):.6f}, "
           f"with today's weights {loss(samples, start, target_scale):.6f}", file=sys.stderr)
-    params = fit(samples, start, target_scale, args.epochs, args.rate,
-                 sign_bounds(not args.free, args.tables), args.batch, args.seed)
+    bounds = sign_bounds(not args.free, args.tables)
+    if args.min_count:
+        bounds = hold_rare(samples, start, bounds, args.min_count)
+    params = fit(samples, start, target_scale, args.epochs, args.rate, bounds, args.batch, args.seed)
     print(f"fitted loss {loss(samples, params, target_scale):.6f}", file=sys.stderr)
+    if args.keep_scale:
+        factor = size_factor(samples, start, params)
+        params = [value * factor for value in params]
+        target_scale *= factor
+        print(f"scaled by {factor:.3f} to today's size: loss {loss(samples, params, target_scale):.6f}",
+              file=sys.stderr)
     if held_out:
         print(f"held-out {len(held_out)} positions: loss with no terms {loss(held_out, zero, target_scale):.6f}, "
               f"today's weights {loss(held_out, start, target_scale):.6f}, "
@@ -339,6 +375,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             help="fit the piece-square tables (material included) with the weights")
     fit_parser.add_argument("--batch", type=int, default=0,
                             help="positions per step (default: all of them, a step per pass)")
+    fit_parser.add_argument("--min-count", type=int, default=0,
+                            help="hold every weight that fewer positions than this read at today's value")
+    fit_parser.add_argument("--keep-scale", action="store_true",
+                            help="scale the fitted weights so that the evaluation keeps today's size")
     fit_parser.add_argument("--free", action="store_true",
                             help="let weights take either sign (by default each keeps its term's sign, structure.SIGNS)")
 
