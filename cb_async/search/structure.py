@@ -24,16 +24,16 @@ import chess
 
 #: (name, midgame weight, endgame weight) of each term, in centipawns per unit of its count.
 WEIGHTS: tuple[tuple[str, int, int], ...] = (
-    ("passed rank 2", 0, 5),
-    ("passed rank 3", 0, 10),
-    ("passed rank 4", 5, 20),
-    ("passed rank 5", 10, 40),
-    ("passed rank 6", 15, 50),
-    ("passed rank 7", 20, 60),
-    ("isolated", -8, -10),
-    ("doubled", -12, -22),
-    ("supported", 5, 5),
-    ("bishop pair", 20, 35),
+    ("passed rank 2", 32, 0),
+    ("passed rank 3", 0, 4),
+    ("passed rank 4", 3, 19),
+    ("passed rank 5", 12, 43),
+    ("passed rank 6", 4, 66),
+    ("passed rank 7", 1, 15),
+    ("isolated", -19, -6),
+    ("doubled", -4, -29),
+    ("supported", 11, 6),
+    ("bishop pair", 2, 57),
 )
 NAMES = tuple(name for name, _, _ in WEIGHTS)
 #: The side each term's weights keep in a fit: a bonus (+1) or a penalty (-1).
