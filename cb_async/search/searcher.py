@@ -622,7 +622,8 @@ class _SearchRun:
             best = -INFINITY
             best_move = None
             legal = 0
-            # Stages: 0 the TT move, 1 captures (MVV-LVA), 2 the rest (killers, then history).
+            # Stages: 0 the TT move, 1 captures (MVV-LVA) but those the exchange evaluation says
+            # lose, 2 the rest (killers, then history), 3 the losing captures.
             # A cut-off in an early stage saves generating the later ones.
             stage = 0
             moves: list[chess.Move] | tuple[chess.Move, ...] = (tt_move,) if tt_move is not None else ()
@@ -646,6 +647,7 @@ class _SearchRun:
             check_squares, check_rays = _check_targets(board, turn)
             may_castle = board.castling_rights
             quiets_tried: list[int] = []
+            losing_captures: list[chess.Move] = []
             while True:
                 for move in moves:
                     from_square = move.from_square
@@ -655,7 +657,7 @@ class _SearchRun:
                     # Pruned unless it gives check: the cheap superset first, the exact test
                     # after the push.
                     must_check = (
-                        stage == 2 and prune_quiets and legal and best > -MATE_BOUND and not move.promotion
+                        stage >= 2 and prune_quiets and legal and best > -MATE_BOUND and not move.promotion
                         and (futile or legal > late_limit)
                     )
                     if must_check and not direct_or_discovered:
@@ -695,7 +697,7 @@ class _SearchRun:
                         value = -alphabeta(-beta, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, pv_node, True)
                     else:
                         reduction = 0
-                        if depth >= 3 and quiet and not gives and not in_check:
+                        if depth >= 3 and (quiet or stage == 3) and not gives and not in_check:
                             reduction = lmr[depth if depth < 64 else 63][legal if legal < 64 else 63]
                             if pv_node and reduction:
                                 reduction -= 1
@@ -735,9 +737,14 @@ class _SearchRun:
                                 break
                             alpha = value
                 else:
-                    if stage == 2:
+                    if stage == 3:
                         break
                     stage += 1
+                    if stage == 3:
+                        if not losing_captures:
+                            break
+                        moves = losing_captures
+                        continue
                     if stage == 1:
                         scored = gen_scored_captures(board, tt_move, order_value)
                     else:
@@ -745,7 +752,22 @@ class _SearchRun:
                                             _PROMOTION_BASE, killer_scores)
                     if len(scored) > 1:
                         scored.sort(key=first, reverse=True)
-                    moves = [move for _, move in scored]
+                    if stage == 1:
+                        moves = []
+                        for score, move in scored:
+                            # A capture by a piece worth more than its victim, on a square they
+                            # defend, that the exchange there says loses: after the quiet moves.
+                            attacker = -score & 7
+                            if (
+                                order_value[attacker] > ((score + attacker) >> 3) + 50
+                                and attacked_by(board, not turn, move.to_square)
+                                and exchange(board, move.from_square, move.to_square, order_value) < 0
+                            ):
+                                losing_captures.append(move)
+                            else:
+                                moves.append(move)
+                    else:
+                        moves = [move for _, move in scored]
                     continue
                 break
 
