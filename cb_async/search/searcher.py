@@ -639,7 +639,7 @@ class _SearchRun:
             # Quiet moves near the horizon: all of them are futile when the static evaluation
             # is far below alpha, and only the first few are worth trying (late-move pruning).
             prune_quiets = not pv_node and not in_check and depth <= 3
-            futile = prune_quiets and depth <= 2 and static + 150 * depth <= alpha
+            futile = prune_quiets and depth <= 2 and static + 200 * depth <= alpha
             late_limit = 3 + 3 * depth * depth
             # Whether a move gives check is asked of the board after the push only when it can:
             # when the piece lands on a square from which its type attacks their king, leaves a
