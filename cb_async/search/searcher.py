@@ -757,6 +757,8 @@ class _SearchRun:
                         for score, move in scored:
                             # A capture by a piece worth more than its victim, on a square they
                             # defend, that the exchange there says loses: after the quiet moves.
+                            # The score is the victim's value times 8 less the attacker's type
+                            # (1 to 6), so both come back out of it without a board lookup.
                             attacker = -score & 7
                             if (
                                 order_value[attacker] > ((score + attacker) >> 3) + 50
