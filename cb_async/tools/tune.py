@@ -167,6 +167,10 @@ class Sample:
                 self.terms += ((index, sign * mg_share), (index + 1, sign * (1 - mg_share)))
         self.target = float(reference)
 
+    def value(self, params: list[float]) -> float:
+        """The evaluation these weights give the position (centipawns, White's point of view)."""
+        return self.base + sum(params[i] * x for i, x in self.terms)
+
 
 def table_params() -> list[float]:
     """Today's tables as parameters: material plus square, for each piece type and square."""
@@ -210,7 +214,7 @@ def load_samples(path: Path, tables: bool = False) -> list[Sample]:
 def loss(samples: list[Sample], params: list[float], target_scale: float) -> float:
     total = 0.0
     for s in samples:
-        value = s.base + sum(params[i] * x for i, x in s.terms)
+        value = s.value(params)
         total += (_expected(value) - _expected(s.target * target_scale)) ** 2
     return total / len(samples)
 
@@ -254,8 +258,8 @@ def size_factor(samples: list[Sample], before: list[float], after: list[float]) 
     """
     cross = square = 0.0
     for s in samples:
-        old = s.base + sum(before[i] * x for i, x in s.terms)
-        new = s.base + sum(after[i] * x for i, x in s.terms)
+        old = s.value(before)
+        new = s.value(after)
         cross += old * new
         square += new * new
     return cross / square if square else 1.0
@@ -284,7 +288,7 @@ def fit(samples: list[Sample], params: list[float], target_scale: float, epochs:
             step += 1
             grad = [0.0] * len(params)
             for s, target in chunk:
-                value = s.base + sum(params[i] * x for i, x in s.terms)
+                value = s.value(params)
                 p = _expected(value)
                 g = 2 * (p - target) * p * (1 - p) * k
                 for i, x in s.terms:
