@@ -463,7 +463,7 @@ def test_the_ordering_lists_hold_python_chess_moves_in_its_order() -> None:
     # depends on the lists being python-chess's moves in python-chess's order.
     import random
 
-    from cb_async.search.quiets import scored_captures, scored_quiets
+    from cb_async.search.quiets import ESCAPE_BONUS, EN_PRISE_MALUS, scored_captures, scored_quiets
     from cb_async.search.searcher import ORDER_VALUE
 
     rng = random.Random(5)
@@ -486,7 +486,17 @@ def test_the_ordering_lists_hold_python_chess_moves_in_its_order() -> None:
                 return 801
             if code == killers[1]:
                 return 800
-            return history[base | code]
+            piece = board.piece_type_at(move.from_square)
+            lesser = {chess.KNIGHT: board.pawns, chess.BISHOP: board.pawns,
+                      chess.ROOK: board.pawns | board.knights | board.bishops,
+                      chess.QUEEN: board.pawns | board.knights | board.bishops | board.rooks}.get(piece, 0)  # type: ignore[arg-type]
+            # The threat after the move is judged on today's board (a slider's line through
+            # the square it leaves counts as open or closed as it stands now).
+            attacked = board.attackers_mask(not board.turn, move.to_square) & lesser
+            attacked_now = board.attackers_mask(not board.turn, move.from_square) & lesser
+            if not (attacked or attacked_now):
+                return history[base | code]
+            return history[base | code] + (-EN_PRISE_MALUS if attacked else ESCAPE_BONUS)
 
         found = scored_quiets(board, history, base, skip, killers, 900, (801, 800))
         # Promotions first (they outscore every other quiet move), then python-chess's order.

@@ -20,6 +20,38 @@ _DOUBLE_TARGETS = (chess.BB_RANK_6 | chess.BB_RANK_5, chess.BB_RANK_3 | chess.BB
 _HOME_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)
 _EP_RANK = (chess.BB_RANKS[3], chess.BB_RANKS[4])
 _PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
+_NOT_FILE_A = chess.BB_ALL & ~chess.BB_FILE_A
+_NOT_FILE_H = chess.BB_ALL & ~chess.BB_FILE_H
+#: Order score added to a piece's move out of an attack by a lesser piece of theirs, and taken
+#: from a piece's move onto a square a lesser piece of theirs attacks (history runs within
+#: +-16,384).
+ESCAPE_BONUS = 8_000
+EN_PRISE_MALUS = 12_000
+#: Flags on a move's code (from << 6 | to) while the list is built.
+_EN_PRISE = 1 << 12
+_ESCAPE = 1 << 13
+
+
+def pawn_threats(board: chess.Board, colour: chess.Color) -> int:
+    """The squares `colour`'s pawns attack."""
+    pawns = board.pawns & board.occupied_co[colour]
+    if colour:
+        return ((pawns & _NOT_FILE_A) << 7 | (pawns & _NOT_FILE_H) << 9) & chess.BB_ALL
+    return (pawns & _NOT_FILE_A) >> 9 | (pawns & _NOT_FILE_H) >> 7
+
+
+def threats_by_type(board: chess.Board, colour: chess.Color) -> tuple[int, ...]:
+    """For each piece type, the squares where a lesser piece of `colour` attacks it: a knight
+    or bishop fears pawns, a rook also the minor pieces, a queen also the rooks. The pawn and
+    the king fear nothing here (a pawn is the least piece; the king cannot move into attack)."""
+    pawns = pawn_threats(board, colour)
+    minors = rooks = 0
+    for _, attacked, piece in piece_attacks(board, board.occupied_co[colour]):
+        if piece == chess.ROOK:
+            rooks |= attacked
+        elif piece < chess.ROOK:
+            minors |= attacked
+    return (0, 0, pawns, pawns, pawns | minors, pawns | minors | rooks, 0)
 
 
 def scored_quiets(
@@ -37,7 +69,11 @@ def scored_quiets(
 
     A promotion scores `promotion_base` + its piece type; a move matching the first or second
     killer (from << 6 | to) its `killer_scores` entry; any other move its history score,
-    `history[history_base | from << 6 | to]`.
+    `history[history_base | from << 6 | to]`, and for a piece (not a pawn or the king) its
+    threats: less `EN_PRISE_MALUS` when it lands where a lesser piece of theirs attacks it,
+    else plus `ESCAPE_BONUS` when it leaves such a square. History learns which moves cut
+    only once they have been tried; a piece left to a lesser one, or put in front of one,
+    is nearly always refuted, and the late moves are the ones reduced and pruned.
     """
     us = board.turn
     occupied_co = board.occupied_co
@@ -53,9 +89,20 @@ def scored_quiets(
     scored: list[tuple[int, chess.Move]] = []
     append = scored.append
 
-    for source, targets, _ in piece_attacks(board, ours):
+    threat_maps = threats_by_type(board, not us)
+    for source, targets, piece in piece_attacks(board, ours):
         targets &= empty
         code_base = source << 6
+        threats = threat_maps[piece]
+        if threats:
+            if (threats >> source) & 1:
+                code_base |= _ESCAPE
+            en_prise = targets & threats
+            while targets:
+                target = targets.bit_length() - 1
+                targets ^= 1 << target
+                add(code_base | target | _EN_PRISE if (en_prise >> target) & 1 else code_base | target)
+            continue
         while targets:
             target = targets.bit_length() - 1
             targets ^= 1 << target
@@ -103,9 +150,21 @@ def scored_quiets(
     killer_1, killer_2 = killer_scores
     skip_plain = skip.from_square << 6 | skip.to_square if skip is not None and not skip.promotion else -1
     for code in codes:
-        if code == skip_plain:
+        if code >= _EN_PRISE:
+            flags = code
+            code &= 4095
+            if code == skip_plain:
+                continue
+            if code == first_killer:
+                append((killer_1, _Move(code >> 6, code & 63)))
+            elif code == second_killer:
+                append((killer_2, _Move(code >> 6, code & 63)))
+            else:
+                adjust = -EN_PRISE_MALUS if flags & _EN_PRISE else ESCAPE_BONUS
+                append((history[history_base | code] + adjust, _Move(code >> 6, code & 63)))
+        elif code == skip_plain:
             continue
-        if code == first_killer:
+        elif code == first_killer:
             append((killer_1, _Move(code >> 6, code & 63)))
         elif code == second_killer:
             append((killer_2, _Move(code >> 6, code & 63)))
