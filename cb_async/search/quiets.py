@@ -30,6 +30,7 @@ def scored_quiets(
     killers: list[int],
     promotion_base: int,
     killer_scores: tuple[int, int],
+    attacks: list[tuple[int, int, int]] | None = None,
 ) -> list[tuple[int, chess.Move]]:
     """(order score, move) of the side to move's pseudo-legal moves to empty squares (with
     castling and en passant), without `skip`, unsorted: the promotions first, then the other
@@ -38,6 +39,9 @@ def scored_quiets(
     A promotion scores `promotion_base` + its piece type; a move matching the first or second
     killer (from << 6 | to) its `killer_scores` entry; any other move its history score,
     `history[history_base | from << 6 | to]`.
+
+    `attacks` is `piece_attacks(board, <side to move>)` when the caller has it already (the
+    search builds it once for a node's captures and quiet moves).
     """
     us = board.turn
     occupied_co = board.occupied_co
@@ -53,7 +57,9 @@ def scored_quiets(
     scored: list[tuple[int, chess.Move]] = []
     append = scored.append
 
-    for source, targets, _ in piece_attacks(board, ours):
+    if attacks is None:
+        attacks = piece_attacks(board, ours)
+    for source, targets, _ in attacks:
         targets &= empty
         code_base = source << 6
         while targets:
@@ -118,12 +124,14 @@ def scored_captures(
     board: chess.Board,
     skip: chess.Move | None,
     values: tuple[int, ...],
+    attacks: list[tuple[int, int, int]] | None = None,
 ) -> list[tuple[int, chess.Move]]:
     """(order score, move) of the side to move's captures of a piece (en passant is a quiet
     move here), unsorted, in python-chess's generation order, without `skip`.
 
     The score is MVV-LVA: `values` of the victim's type times 8, less the attacker's type;
-    every promotion piece of a capturing promotion scores as the capture.
+    every promotion piece of a capturing promotion scores as the capture. `attacks` as for
+    `scored_quiets`.
     """
     us = board.turn
     occupied_co = board.occupied_co
@@ -140,7 +148,9 @@ def scored_captures(
     scored: list[tuple[int, chess.Move]] = []
     append = scored.append
 
-    for source, targets, attacker in piece_attacks(board, ours):
+    if attacks is None:
+        attacks = piece_attacks(board, ours)
+    for source, targets, attacker in attacks:
         targets &= theirs
         code_base = source << 6
         while targets:

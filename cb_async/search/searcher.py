@@ -25,7 +25,7 @@ import chess
 
 from cb_async.limits import MAX_DEPTH, Limits
 from cb_async.results import Score, SearchInfo, SearchResult
-from cb_async.search.attacks import attacked_by, exchange, is_check, was_into_check
+from cb_async.search.attacks import attacked_by, exchange, is_check, piece_attacks, was_into_check
 from cb_async.search.captures import captures
 from cb_async.search.control import StopToken
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
@@ -426,6 +426,7 @@ class _SearchRun:
         gen_captures = captures
         gen_quiets = scored_quiets
         gen_scored_captures = scored_captures
+        gen_attacks = piece_attacks
         killer_scores = (_KILLER_1, _KILLER_2)
         should_stop = self.stop.should_stop
         tt_entries = self.tt.entries
@@ -746,10 +747,12 @@ class _SearchRun:
                         moves = losing_captures
                         continue
                     if stage == 1:
-                        scored = gen_scored_captures(board, tt_move, order_value)
+                        # Where our pieces attack, for the captures and again for the quiet moves.
+                        attacks = gen_attacks(board, occupied_co[turn])
+                        scored = gen_scored_captures(board, tt_move, order_value, attacks)
                     else:
                         scored = gen_quiets(board, history_table, history_base, tt_move, killer_pair,
-                                            _PROMOTION_BASE, killer_scores)
+                                            _PROMOTION_BASE, killer_scores, attacks)
                     if len(scored) > 1:
                         scored.sort(key=first, reverse=True)
                     if stage == 1:
