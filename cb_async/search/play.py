@@ -2,10 +2,11 @@
 
 python-chess's `Board.push` is general: it handles drops, null moves, castling in both
 notations, promoted-piece bookkeeping and cleans the castling rights on every call; it costs
-about 2 us, most of a search node's own time. Most moves in a search are plain ones (no king,
-no promotion, no en passant, no castling right touched), and for those `play_known` updates
+about 2 us, most of a search node's own time. Most moves in a search are plain ones (no
+promotion, no en passant, no castling right touched or lost), and for those `play_known` updates
 the bitboards directly, about three times faster. It pushes the move and a lighter copy of the
-state (`_Undo`) where `push` pushes a `_BoardState`, so `Board.pop` takes either back. Anything unusual goes to `push`.
+state (`_Undo`) where `push` pushes a `_BoardState`, so `Board.pop` takes either back.
+Anything unusual goes to `push`.
 
 The structure terms (`structure`) change only when a pawn moves or is taken, or a bishop is
 taken; only those moves pay for them.
@@ -19,11 +20,13 @@ from cb_async.search.evaluation import EG, MG, PHASE_WEIGHT, move_delta
 from cb_async.search.structure import PAIR_EG, PAIR_MG, pawn_structure, structure
 
 _SQUARES = chess.BB_SQUARES
+#: [colour]: the rank of that side's castling rooks (python-chess's castling rights are rook squares).
+_BACK_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)
 
 
-class _Undo(tuple[int, int, int, int, int, int, int, int, "int | None", int, int, bool]):
+class _Undo(tuple[int, int, int, int, int, int, int, int, int, "int | None", int, int, bool]):
     """What `Board.pop` restores after a plain move: python-chess's `_BoardState` without the
-    fields such a move cannot change (kings, castling rights, promoted pieces).
+    fields such a move cannot change (castling rights, promoted pieces).
 
     A tuple built in one step costs about half what `_BoardState`'s fifteen attribute copies
     do, on a path every search node takes; `pop` asks only for `restore` (and a repetition
@@ -33,12 +36,13 @@ class _Undo(tuple[int, int, int, int, int, int, int, int, "int | None", int, int
 
     @property
     def occupied(self) -> int:
-        return self[7]
+        return self[8]
 
     def restore(self, board: chess.Board) -> None:
         occupied_co = board.occupied_co
-        (board.pawns, board.knights, board.bishops, board.rooks, board.queens, occupied_co[1], occupied_co[0],
-         board.occupied, board.ep_square, board.halfmove_clock, board.fullmove_number, board.turn) = self
+        (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[1],
+         occupied_co[0], board.occupied, board.ep_square, board.halfmove_clock, board.fullmove_number,
+         board.turn) = self
 
 
 def play(board: chess.Board, move: chess.Move) -> tuple[int, int, int]:
@@ -56,8 +60,9 @@ def play_known(board: chess.Board, move: chess.Move, piece: int, captured: int) 
     to_square = move.to_square
     to_bb = _SQUARES[to_square]
     both = _SQUARES[from_square] | to_bb
+    # A king move is plain once its side has no castling right left (none to lose, no castling).
     if (
-        piece == 6
+        (piece == 6 and board.castling_rights & _BACK_RANK[board.turn])
         or move.promotion
         or board.promoted
         or board.castling_rights & both
@@ -80,8 +85,8 @@ def play_known(board: chess.Board, move: chess.Move, piece: int, captured: int) 
     us = board.turn
     occupied_co = board.occupied_co
     board._stack.append(_Undo((  # type: ignore[arg-type]
-        board.pawns, board.knights, board.bishops, board.rooks, board.queens, occupied_co[1], occupied_co[0],
-        board.occupied, board.ep_square, board.halfmove_clock, board.fullmove_number, us,
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[1],
+        occupied_co[0], board.occupied, board.ep_square, board.halfmove_clock, board.fullmove_number, us,
     )))
     board.move_stack.append(move)
     board.ep_square = None
@@ -135,8 +140,10 @@ def play_known(board: chess.Board, move: chess.Move, piece: int, captured: int) 
         board.bishops ^= both
     elif piece == 4:
         board.rooks ^= both
-    else:
+    elif piece == 5:
         board.queens ^= both
+    else:
+        board.kings ^= both
     board.occupied_co[us] ^= both
     board.turn = not us
     if pawn_change:
