@@ -471,9 +471,28 @@ class _SearchRun:
             stand = (value if turn else -value) + TEMPO
             if stand >= beta or ply >= MAX_PLY:
                 return stand
+            # The table, asked only where captures will be searched (a stand-pat cut is cheaper
+            # than the probe): any entry is deep enough for a depth-0 search.
+            key = hash((
+                board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+                occupied_co[0], occupied_co[1], turn, board.castling_rights, board.ep_square or 0,
+            ))
+            slot = key & tt_mask
+            entry = tt_entries[slot]
+            if entry is not None and entry[0] == key:
+                value = entry[3]
+                if value >= TB_BOUND:
+                    value -= ply
+                elif value <= -TB_BOUND:
+                    value += ply
+                bound = entry[2]
+                if bound == EXACT or (bound == LOWER and value >= beta) or (bound == UPPER and value <= alpha):
+                    return value
+            old_alpha = alpha
             if stand > alpha:
                 alpha = stand
             best = stand
+            best_move = None
             them = not turn
             for _, move, attacker, victim in gen_captures(board, alpha - stand - 200, order_value):
                 # A capture by a more valuable piece of a defended one loses material unless
@@ -493,9 +512,16 @@ class _SearchRun:
                 if value > best:
                     best = value
                     if value > alpha:
+                        best_move = move
                         if value >= beta:
-                            return value
+                            break
                         alpha = value
+            # Stored only where no search of depth 1 or more is kept: a quiescence result
+            # must not push out what the main search found.
+            entry = tt_entries[slot]
+            if entry is None or entry[1] <= 0:
+                bound = LOWER if best >= beta else EXACT if best > old_alpha else UPPER
+                tt_entries[slot] = (key, 0, bound, best, best_move)
             return best
 
         def alphabeta(
