@@ -642,6 +642,8 @@ class _SearchRun:
             prune_quiets = not pv_node and not in_check and depth <= 3
             futile = prune_quiets and depth <= 2 and static + 150 * depth <= alpha
             late_limit = 3 + 3 * depth * depth
+            # A quiet move whose history says it has failed again and again is pruned there too.
+            history_limit = -12 * depth
             # Whether a move gives check is asked of the board after the push only when it can:
             # when the piece lands on a square from which its type attacks their king, leaves a
             # line through their king, promotes, takes en passant or castles.
@@ -659,7 +661,10 @@ class _SearchRun:
                     # after the push.
                     must_check = (
                         stage >= 2 and prune_quiets and legal and best > -MATE_BOUND and not move.promotion
-                        and (futile or legal > late_limit)
+                        and (
+                            futile or legal > late_limit
+                            or (stage == 2 and history_table[history_base | from_square << 6 | to_square] < history_limit)
+                        )
                     )
                     if must_check and not direct_or_discovered:
                         continue
