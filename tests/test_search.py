@@ -383,19 +383,25 @@ def test_quiescence_captures_match_python_chess() -> None:
     from cb_async.search.captures import captures
     from cb_async.search.searcher import ORDER_VALUE
 
-    for board in _random_positions(12, seed=11):
+    promoting = [chess.Board("1n5k/P1P5/8/8/8/8/5p1p/K5N1 w - - 0 1"), chess.Board("1n5k/P1P5/8/8/8/8/5p1p/K5N1 b - - 0 1")]
+    steps = 0
+    for board in _random_positions(12, seed=11) + promoting:
+        # Captures (queen promotions only, no en passant) and the pawn steps to a queen.
         expected = {
-            move for move in board.generate_pseudo_legal_captures()
-            if not board.is_en_passant(move) and move.promotion in (None, chess.QUEEN)
+            move for move in board.generate_pseudo_legal_moves()
+            if (board.is_capture(move) or move.promotion) and not board.is_en_passant(move)
+            and move.promotion in (None, chess.QUEEN)
         }
         found = captures(board, 0, ORDER_VALUE)
         assert {move for _, move, _, _ in found} == expected
         assert len(found) == len(expected)
         for _, move, attacker, victim in found:
             assert board.piece_type_at(move.from_square) == attacker
-            assert board.piece_type_at(move.to_square) == victim
+            assert (board.piece_type_at(move.to_square) or 0) == victim
+            steps += board in promoting and victim == 0
         keys = [key for key, _, _, _ in found]
         assert keys == sorted(keys, reverse=True)
+    assert steps == 4  # a7-a8 and c7-c8 (beside a7xb8, c7xb8); f2-f1 and h2-h1 (beside f2xg1, h2xg1)
 
 
 def test_the_attack_tests_answer_as_python_chess_does() -> None:

@@ -3,8 +3,9 @@
 `Board.generate_pseudo_legal_captures` is general (castling checks, every promotion piece,
 a generator per step); the quiescence search wants less and wants it ordered: captures with
 their victim and attacker types, already filtered by a "can this capture even reach alpha"
-bound, promotions to a queen only, en passant left out. Building the list here, without a
-`Move` for the captures that are pruned, roughly halves the cost at a quiescence node.
+bound, promotions to a queen only (by capture or not), en passant left out. Building the list
+here, without a `Move` for the captures that are pruned, roughly halves the cost at a
+quiescence node.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ _NOT_FILE_A = chess.BB_ALL & ~chess.BB_FILE_A
 _NOT_FILE_H = chess.BB_ALL & ~chess.BB_FILE_H
 _Move = chess.Move
 _QUEEN = chess.QUEEN
+#: [colour]: the rank from which that side's pawns promote.
+_SEVENTH = (chess.BB_RANK_2, chess.BB_RANK_7)
 
 
 def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...]) -> list[tuple[int, chess.Move, int, int]]:
     """(order key, move, attacker type, victim type) of the side to move's captures, best first.
 
     Captures of a piece worth less than `min_victim_value` (by `values`) are left out, except
-    promotions. The order key is MVV-LVA: the victim's type times 8 less the attacker's.
+    promotions; a pawn's step to the last rank (a queen) is in the list too, with victim 0.
+    The order key is MVV-LVA: the victim's type times 8 less the attacker's.
     Pawn captures are found for all pawns at once by shifting their bitboard, since most
     pawns capture nothing.
     """
@@ -51,6 +55,17 @@ def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...])
                     append((victim * 8 + 40, _Move(target - shift, target, _QUEEN), 1, victim))  # type: ignore[operator, arg-type]
                 elif values[victim] >= min_victim_value:  # type: ignore[index]
                     append((victim * 8 - 1, _Move(target - shift, target), 1, victim))  # type: ignore[operator, arg-type]
+        # A pawn's step onto the last rank wins as much as most captures: a queen, no victim.
+        if us:
+            steps = (pawns & _SEVENTH[us]) << 8 & ~board.occupied
+            step = 8
+        else:
+            steps = (pawns & _SEVENTH[us]) >> 8 & ~board.occupied
+            step = -8
+        while steps:
+            target = steps.bit_length() - 1
+            steps ^= 1 << target
+            append((40, _Move(target - step, target, _QUEEN), 1, 0))
 
     for source, targets, attacker in piece_attacks(board, ours):
         targets &= theirs
