@@ -801,6 +801,7 @@ class _SearchRun:
                 original_alpha = alpha
                 best_pv: tuple[chess.Move, ...] = (moves[0],)
                 for index, move in enumerate(moves):
+                    quiet = not move.promotion and not board.is_capture(move)
                     d_mg, d_eg, d_phase = play(board, move)
                     gives = is_check(board)
                     new_depth = depth - 1 + gives
@@ -811,7 +812,16 @@ class _SearchRun:
                     if index == 0:
                         value = -alphabeta(-beta, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, True, True)
                     else:
-                        value = -alphabeta(-alpha - 1, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, False, True)
+                        # Late quiet moves are reduced here as in the tree (less, as at any PV
+                        # node): most of an iteration's time goes to refuting them.
+                        reduction = 0
+                        if depth >= 3 and quiet and not gives:
+                            reduction = max(lmr[depth if depth < 64 else 63][index + 1 if index < 63 else 63] - 1, 0)
+                            if reduction >= new_depth:
+                                reduction = new_depth - 1
+                        value = -alphabeta(-alpha - 1, -alpha, new_depth - reduction, 1, c_mg, c_eg, c_phase, gives, False, True)
+                        if value > alpha and reduction > 0:
+                            value = -alphabeta(-alpha - 1, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, False, True)
                         if alpha < value < beta:
                             pv_table[1] = ()
                             value = -alphabeta(-beta, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, True, True)
