@@ -120,6 +120,25 @@ def scored_quiets(
     return scored
 
 
+def killer_moves(board: chess.Board, killers: list[int], skip: chess.Move | None) -> list[chess.Move]:
+    """The killers (from << 6 | to codes, -1 for none) that `scored_quiets` would list here, in
+    their order, without `skip`: pseudo-legal moves that capture nothing (en passant and
+    castling count as quiet, as there).
+
+    When the side to move has no pawn about to promote, `scored_quiets` puts exactly these
+    first; the search then tries them before building the list, which a killer's cut-off saves.
+    """
+    theirs = board.occupied_co[not board.turn]
+    found: list[chess.Move] = []
+    for code in killers:
+        if code < 0 or (theirs >> (code & 63)) & 1:
+            continue
+        move = _Move(code >> 6, code & 63)
+        if move != skip and board.is_pseudo_legal(move):
+            found.append(move)
+    return found
+
+
 def scored_captures(
     board: chess.Board,
     skip: chess.Move | None,

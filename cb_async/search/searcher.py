@@ -31,7 +31,7 @@ from cb_async.search.control import StopToken
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
 from cb_async.search.pacing import Pacing
 from cb_async.search.play import play, play_known
-from cb_async.search.quiets import scored_captures, scored_quiets
+from cb_async.search.quiets import killer_moves, scored_captures, scored_quiets
 from cb_async.search.scores import (
     INFINITY,
     MATE,
@@ -427,6 +427,8 @@ class _SearchRun:
         gen_quiets = scored_quiets
         gen_scored_captures = scored_captures
         gen_attacks = piece_attacks
+        gen_killers = killer_moves
+        promoting_rank = (chess.BB_RANK_2, chess.BB_RANK_7)
         killer_scores = (_KILLER_1, _KILLER_2)
         should_stop = self.stop.should_stop
         tt_entries = self.tt.entries
@@ -649,6 +651,7 @@ class _SearchRun:
             may_castle = board.castling_rights
             quiets_tried: list[int] = []
             losing_captures: list[chess.Move] = []
+            killers_first = False
             while True:
                 for move in moves:
                     from_square = move.from_square
@@ -738,6 +741,15 @@ class _SearchRun:
                                 break
                             alpha = value
                 else:
+                    if killers_first:
+                        # The killers went first: now the rest of the quiet moves, without them.
+                        killers_first = False
+                        scored = gen_quiets(board, history_table, history_base, tt_move, killer_pair,
+                                            _PROMOTION_BASE, killer_scores, attacks)
+                        if len(scored) > 1:
+                            scored.sort(key=first, reverse=True)
+                        moves = [move for score, move in scored if score < _KILLER_2]
+                        continue
                     if stage == 3:
                         break
                     stage += 1
@@ -750,6 +762,12 @@ class _SearchRun:
                         # Where our pieces attack, for the captures and again for the quiet moves.
                         attacks = gen_attacks(board, occupied_co[turn])
                         scored = gen_scored_captures(board, tt_move, order_value, attacks)
+                    elif not board.pawns & occupied_co[turn] & promoting_rank[turn]:
+                        # No quiet promotion to order above them: the killers lead the quiet
+                        # moves, tried before the list is built (a cut-off by one saves it).
+                        moves = gen_killers(board, killer_pair, tt_move)
+                        killers_first = True
+                        continue
                     else:
                         scored = gen_quiets(board, history_table, history_base, tt_move, killer_pair,
                                             _PROMOTION_BASE, killer_scores, attacks)
