@@ -17,11 +17,10 @@ from __future__ import annotations
 import chess
 
 from cb_async.search.evaluation import EG, MG, PHASE_WEIGHT, move_delta
+from cb_async.search.quiets import HOME_RANK
 from cb_async.search.structure import PAIR_EG, PAIR_MG, pawn_structure, structure
 
 _SQUARES = chess.BB_SQUARES
-#: [colour]: the rank of that side's castling rooks (python-chess's castling rights are rook squares).
-_BACK_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)
 
 
 class _Undo(tuple[int, int, int, int, int, int, int, int, int, "int | None", int, int, bool]):
@@ -62,7 +61,7 @@ def play_known(board: chess.Board, move: chess.Move, piece: int, captured: int) 
     both = _SQUARES[from_square] | to_bb
     # A king move is plain once its side has no castling right left (none to lose, no castling).
     if (
-        (piece == 6 and board.castling_rights & _BACK_RANK[board.turn])
+        (piece == 6 and board.castling_rights & HOME_RANK[board.turn])
         or move.promotion
         or board.promoted
         or board.castling_rights & both

@@ -17,7 +17,8 @@ _Move = chess.Move
 _BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
 _PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 _DOUBLE_TARGETS = (chess.BB_RANK_6 | chess.BB_RANK_5, chess.BB_RANK_3 | chess.BB_RANK_4)
-_HOME_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)
+#: [colour]: the rank of that side's castling rooks (python-chess's castling rights are rook squares).
+HOME_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)
 _EP_RANK = (chess.BB_RANKS[3], chess.BB_RANKS[4])
 _PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
 
@@ -67,7 +68,7 @@ def scored_quiets(
             targets ^= 1 << target
             add(code_base | target)
 
-    if board.castling_rights & _HOME_RANK[us]:
+    if board.castling_rights & HOME_RANK[us]:
         for move in board.generate_castling_moves(chess.BB_ALL, chess.BB_ALL & ~occupied_co[not us]):
             add(move.from_square << 6 | move.to_square)
 
