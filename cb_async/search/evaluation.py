@@ -10,7 +10,7 @@ serves both colours: add the piece on its new square, subtract it from the old o
 whatever it captured.
 
 On top of the tables, `structure` adds the terms they cannot see (passed, isolated and doubled
-pawns, the king's shelter, the bishop pair); `play` carries their change down the tree the same
+pawns, the bishop pair); `play` carries their change down the tree the same
 way, for the few moves that change them.
 """
 
