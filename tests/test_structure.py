@@ -7,7 +7,7 @@ import chess
 import pytest
 
 from cb_async.search.evaluation import evaluate_from_scratch
-from cb_async.search.structure import NAMES, WEIGHTS, features, structure
+from cb_async.search.structure import NAMES, WEIGHTS, features, passer_kings, structure
 from cb_async.tools.bench import POSITIONS
 
 
@@ -60,6 +60,32 @@ def test_a_passed_pawn_is_worth_more_than_one_an_enemy_pawn_can_stop() -> None:
     passed = chess.Board("7k/p7/8/3P4/2K5/8/8/8 w - - 0 1")
     stoppable = chess.Board("7k/4p3/8/3P4/2K5/8/8/8 w - - 0 1")
     assert structure(passed)[1] > structure(stoppable)[1]
+
+
+def test_a_passed_pawn_the_enemy_king_cannot_reach_is_worth_more() -> None:
+    # White's g6 pawn; its next square is g7. The kings' distances to it are capped at 5.
+    runaway = passer_kings(chess.Board("8/8/6P1/8/8/8/8/k3K3 w - - 0 1"))
+    caught = passer_kings(chess.Board("7k/8/6P1/8/8/8/8/4K3 w - - 0 1"))
+    escorted = passer_kings(chess.Board("7k/8/5KP1/8/8/8/8/8 w - - 0 1"))
+    assert runaway == (4 * 5 - 2 * 5) * 7
+    assert caught < 0 < runaway
+    assert caught < escorted
+
+
+def test_only_passed_pawns_past_the_third_rank_count_the_kings() -> None:
+    assert passer_kings(chess.Board("4k3/8/8/8/8/8/8/4K3 w - - 0 1")) == 0
+    assert passer_kings(chess.Board("k7/8/8/8/8/6P1/8/4K3 w - - 0 1")) == 0  # g3: rank 3
+    assert passer_kings(chess.Board("k7/6p1/8/8/8/6P1/8/4K3 w - - 0 1")) == 0  # g3 not passed
+
+
+@pytest.mark.parametrize("fen", [
+    "8/1k6/8/6P1/8/2p5/8/5K2 w - - 0 1",
+    "8/8/2k5/1pP5/1P6/3K4/8/8 b - - 0 1",
+    "8/p7/8/8/5k2/8/3P3K/8 w - - 0 1",
+])
+def test_a_colour_flip_negates_the_kings_part(fen: str) -> None:
+    board = chess.Board(fen)
+    assert passer_kings(board.mirror()) == -passer_kings(board)
 
 
 def test_play_carries_the_structure_through_every_kind_of_move() -> None:

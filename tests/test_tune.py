@@ -88,12 +88,13 @@ def test_the_fits_model_is_the_engines_evaluation() -> None:
         "8/5k2/3p4/1pP5/1P1P4/8/2B2K2/2b5 b - - 0 40",  # passed, supported, doubled-free, bishops
         "r1b1k2r/pp3ppp/2p5/8/1bPP4/2N5/PP3PPP/R1B1KB1R w KQkq - 0 10",  # isolated d-pawn, pairs
         "4k3/p1p5/P1P5/8/8/p7/8/4K3 w - - 0 1",  # doubled and isolated pawns
+        "8/1k6/8/6P1/8/2p5/8/5K2 w - - 0 1",  # passed pawns far from and near the kings
     ]:
         board = chess.Board(fen)
         sample = tune.Sample(board, 0)
         model = sample.base + sum(params[i] * x for i, x in sample.terms)
         mg, eg, phase = evaluate_from_scratch(board)
-        engine = blend(mg, eg, phase, board.turn)
+        engine = blend(board, mg, eg, phase)
         white_view = engine if board.turn == chess.WHITE else -engine
         assert abs(model - white_view) <= 1, fen
 
@@ -109,12 +110,13 @@ def test_the_table_fits_model_is_the_engines_evaluation_too() -> None:
         "8/5k2/3p4/1pP5/1P1P4/8/2B2K2/2b5 b - - 0 40",
         "r1b1k2r/pp3ppp/2p5/8/1bPP4/2N5/PP3PPP/R1B1KB1R w KQkq - 0 10",
         "6k1/8/8/8/8/8/1q6/K7 w - - 0 1",
+        "8/1k6/8/6P1/8/2p5/8/3R1K2 b - - 0 1",
     ]:
         board = chess.Board(fen)
         sample = tune.Sample(board, 0, tables=True)
         model = sample.base + sum(params[i] * x for i, x in sample.terms)
         mg, eg, phase = evaluate_from_scratch(board)
-        engine = blend(mg, eg, phase, board.turn)
+        engine = blend(board, mg, eg, phase)
         white_view = engine if board.turn == chess.WHITE else -engine
         assert abs(model - white_view) <= 1, fen
 

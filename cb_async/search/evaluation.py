@@ -11,7 +11,10 @@ whatever it captured.
 
 On top of the tables, `structure` adds the terms they cannot see (passed, isolated and doubled
 pawns, the bishop pair); `play` carries their change down the tree the same
-way, for the few moves that change them.
+way, for the few moves that change them. The one term that involves the kings, how far each
+king is from a passed pawn's next square (`passer_kings`), cannot be carried that way (every
+king move changes it), so `blend` and the search add it where they read the endgame share, and
+only in the endgame, where it decides pawn races.
 """
 
 from __future__ import annotations
@@ -190,7 +193,8 @@ def evaluate_from_scratch(board: chess.Board) -> tuple[int, int, int]:
 
 
 def blend(board: chess.Board, mg: int, eg: int, phase: int) -> int:
-    """The tapered score from the side to move's point of view, in centipawns."""
+    """The tapered score from the side to move's point of view, in centipawns, with the kings'
+    part of the passed pawns (`passer_kings`, not in the sums) in the endgame's share."""
     if phase > MAX_PHASE:
         phase = MAX_PHASE
     elif phase < PASSER_PHASE:

@@ -29,7 +29,6 @@ from cb_async.search.attacks import attacked_by, exchange, is_check, piece_attac
 from cb_async.search.captures import captures
 from cb_async.search.control import StopToken
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
-from cb_async.search.structure import PASSER_PHASE, passer_kings
 from cb_async.search.pacing import Pacing
 from cb_async.search.play import play, play_known
 from cb_async.search.quiets import scored_captures, scored_quiets
@@ -44,6 +43,7 @@ from cb_async.search.scores import (
     mate_moves,
     to_score,
 )
+from cb_async.search.structure import PASSER_PHASE, passer_kings
 from cb_async.search.tt import EXACT, LOWER, UPPER, SharedSlots, TranspositionTable
 
 if TYPE_CHECKING:

@@ -7,9 +7,10 @@ what the tables cannot see, and they are chosen so that they cost the search lit
 depend only on the pawns and the number of bishops, which most moves do not touch. `play` adds
 their change to a move's evaluation delta only when the move moves or takes a pawn (a lookup
 in a cache keyed by the two sides' pawns: a line of the search revisits the same few pawn
-skeletons again and again) or takes a bishop (a bit count). Terms that involve the kings (a
-passer's distance to them, the king's pawn shelter) were left out for that reason: every king
-move would change them and miss the cache.
+skeletons again and again) or takes a bishop (a bit count). Terms that involve the kings
+cannot be kept that way, since every king move changes them: the king's pawn shelter was left
+out, and the kings' distances to a passed pawn's next square (`passer_kings`) are counted apart,
+from the cached passed pawns, only in the endgame and not in the sums `play` carries.
 
 Every term is a count (White's minus Black's) times a midgame and an endgame weight, from
 White's point of view like the tables. The weights are set by hand from what engines of this

@@ -46,7 +46,7 @@ from cb_async.search.evaluation import (
     TEMPO,
     evaluate_from_scratch,
 )
-from cb_async.search.structure import NAMES, SIGNS, WEIGHTS, features, structure
+from cb_async.search.structure import NAMES, PASSER_PHASE, SIGNS, WEIGHTS, features, passer_kings, structure
 
 #: Values for the "does a capture win material at once" test of quiet positions.
 _VALUE = (0, 100, 300, 300, 500, 900, 10_000)
@@ -149,7 +149,9 @@ class Sample:
         mg, eg = mg - terms_mg, eg - terms_eg
         phase = min(phase, MAX_PHASE)
         tempo = TEMPO if board.turn == chess.WHITE else -TEMPO
-        self.base = (mg * phase + eg * (MAX_PHASE - phase)) / MAX_PHASE + tempo
+        # The kings' part of the passed pawns is not fitted: it stays in the fixed part.
+        kings = passer_kings(board) * (MAX_PHASE - phase) / MAX_PHASE if phase < PASSER_PHASE else 0.0
+        self.base = (mg * phase + eg * (MAX_PHASE - phase)) / MAX_PHASE + tempo + kings
         mg_share = phase / MAX_PHASE
         # (parameter index, input) for the non-zero counts: 2i is a midgame weight, 2i+1 endgame.
         self.terms = [
@@ -158,7 +160,7 @@ class Sample:
             for pair in ((2 * i, count * mg_share), (2 * i + 1, count * (1 - mg_share)))
         ]
         if tables:
-            self.base = float(tempo)
+            self.base = tempo + kings
             for square, piece in board.piece_map().items():
                 # The printed tables are from White's side, a8 first: White's a1 is entry 56.
                 white = piece.color == chess.WHITE
