@@ -65,15 +65,28 @@ _PASSED_SPAN: tuple[tuple[int, ...], ...] = tuple(
 _PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
 
 
-def _side_counts(ours: int, theirs: int, colour: bool) -> list[int]:
-    """The pawn counts of one side (its pawns `ours`, the enemy's `theirs`)."""
-    counts = [0] * PAWN_TERMS
+def _passers(ours: int, theirs: int, colour: bool) -> int:
+    """The passed pawns among one side's pawns `ours` (the enemy's `theirs`), as a bitboard."""
     span = _PASSED_SPAN[colour]
+    passers = 0
     pawns = ours
     while pawns:
         square = pawns.bit_length() - 1
         pawns ^= 1 << square
         if not span[square] & theirs:
+            passers |= 1 << square
+    return passers
+
+
+def _side_counts(ours: int, theirs: int, colour: bool) -> list[int]:
+    """The pawn counts of one side (its pawns `ours`, the enemy's `theirs`)."""
+    counts = [0] * PAWN_TERMS
+    passers = _passers(ours, theirs, colour)
+    pawns = ours
+    while pawns:
+        square = pawns.bit_length() - 1
+        pawns ^= 1 << square
+        if passers >> square & 1:
             rank = square >> 3 if colour else 7 - (square >> 3)  # 1 (second rank) to 6 (seventh)
             counts[rank - 1] += 1
         if not ours & _ADJACENT[square & 7]:
@@ -126,18 +139,12 @@ def passed_pawns(white_pawns: int, black_pawns: int) -> tuple[int, int]:
     key = (white_pawns, black_pawns)
     cached = _passer_cache.get(key)
     if cached is None:
-        passers = [0, 0]
-        for colour, ours, theirs in ((1, white_pawns, black_pawns), (0, black_pawns, white_pawns)):
-            span = _PASSED_SPAN[colour]
-            pawns = ours
-            while pawns:
-                square = pawns.bit_length() - 1
-                pawns ^= 1 << square
-                if not span[square] & theirs:
-                    passers[colour] |= 1 << square
         if len(_passer_cache) >= CACHE_LIMIT:
             _passer_cache.clear()
-        cached = _passer_cache[key] = (passers[1], passers[0])
+        cached = _passer_cache[key] = (
+            _passers(white_pawns, black_pawns, chess.WHITE),
+            _passers(black_pawns, white_pawns, chess.BLACK),
+        )
     return cached
 
 
