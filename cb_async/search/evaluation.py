@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import chess
 
-from cb_async.search.structure import structure
+from cb_async.search.structure import PASSER_PHASE, passer_kings, structure
 
 #: Phase weight of each piece type (index by python-chess piece type; 0 unused).
 PHASE_WEIGHT = (0, 0, 1, 1, 2, 4, 0)
@@ -189,10 +189,13 @@ def evaluate_from_scratch(board: chess.Board) -> tuple[int, int, int]:
     return mg + structure_mg, eg + structure_eg, phase
 
 
-def blend(mg: int, eg: int, phase: int, turn: bool) -> int:
+def blend(board: chess.Board, mg: int, eg: int, phase: int) -> int:
     """The tapered score from the side to move's point of view, in centipawns."""
     if phase > MAX_PHASE:
         phase = MAX_PHASE
+    elif phase < PASSER_PHASE:
+        eg += passer_kings(board)
+    turn = board.turn
     value = (mg * phase + eg * (MAX_PHASE - phase)) // MAX_PHASE
     return (value if turn else -value) + TEMPO
 

@@ -29,6 +29,7 @@ from cb_async.search.attacks import attacked_by, exchange, is_check, piece_attac
 from cb_async.search.captures import captures
 from cb_async.search.control import StopToken
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
+from cb_async.search.structure import PASSER_PHASE, passer_kings
 from cb_async.search.pacing import Pacing
 from cb_async.search.play import play, play_known
 from cb_async.search.quiets import scored_captures, scored_quiets
@@ -384,7 +385,7 @@ class _SearchRun:
         else:
             pv = (root_moves[0],)
             mg, eg, phase = evaluate_from_scratch(board)
-            score = Score(cp=blend(mg, eg, phase, board.turn))
+            score = Score(cp=blend(board, mg, eg, phase))
         best = pv[0]
         ponder = pv[1] if len(pv) > 1 else None
         if ponder is None:
@@ -467,7 +468,7 @@ class _SearchRun:
             if ply > seldepth:
                 seldepth = ply
             p = phase if phase < MAX_PHASE else MAX_PHASE
-            value = (mg * p + eg * (MAX_PHASE - p)) // MAX_PHASE
+            value = (mg * p + (eg if p >= PASSER_PHASE else eg + passer_kings(board)) * (MAX_PHASE - p)) // MAX_PHASE
             turn = board.turn
             stand = (value if turn else -value) + TEMPO
             if stand >= beta or ply >= MAX_PLY:
@@ -556,7 +557,7 @@ class _SearchRun:
             if alpha >= beta:
                 return alpha
             if ply >= MAX_PLY:
-                return blend(mg, eg, phase, board.turn)
+                return blend(board, mg, eg, phase)
 
             turn = board.turn
             tt_move = None
@@ -586,7 +587,7 @@ class _SearchRun:
                 depth -= 1
 
             p = phase if phase < MAX_PHASE else MAX_PHASE
-            value = (mg * p + eg * (MAX_PHASE - p)) // MAX_PHASE
+            value = (mg * p + (eg if p >= PASSER_PHASE else eg + passer_kings(board)) * (MAX_PHASE - p)) // MAX_PHASE
             static = (value if turn else -value) + TEMPO
             if not pv_node and not in_check:
                 # Reverse futility: far above beta near the horizon, a quiet move won't undo it.

@@ -116,6 +116,72 @@ _cache: dict[tuple[int, int], tuple[int, int]] = {}
 CACHE_LIMIT = 1 << 16
 
 
+#: (white pawns, black pawns) -> (White's passed pawns, Black's), as bitboards.
+_passer_cache: dict[tuple[int, int], tuple[int, int]] = {}
+
+
+def passed_pawns(white_pawns: int, black_pawns: int) -> tuple[int, int]:
+    """Each side's passed pawns (no enemy pawn in front on its own or a neighbouring file)."""
+    key = (white_pawns, black_pawns)
+    cached = _passer_cache.get(key)
+    if cached is None:
+        passers = [0, 0]
+        for colour, ours, theirs in ((1, white_pawns, black_pawns), (0, black_pawns, white_pawns)):
+            span = _PASSED_SPAN[colour]
+            pawns = ours
+            while pawns:
+                square = pawns.bit_length() - 1
+                pawns ^= 1 << square
+                if not span[square] & theirs:
+                    passers[colour] |= 1 << square
+        if len(_passer_cache) >= CACHE_LIMIT:
+            _passer_cache.clear()
+        cached = _passer_cache[key] = (passers[1], passers[0])
+    return cached
+
+
+#: Below this phase (an endgame share above a sixth) `passer_kings` is counted.
+PASSER_PHASE = 20
+#: [relative rank 1..6]: how much the kings' distances to a passed pawn's next square weigh.
+_PASSER_RANK = (0, 0, 0, 2, 4, 7, 9)
+#: [a * 64 + b]: the king distance between two squares, capped at 5 (farther is as far).
+_DISTANCE = tuple(min(chess.square_distance(a, b), 5) for a in range(64) for b in range(64))
+
+
+def passer_kings(board: chess.Board) -> int:
+    """The endgame bonus of passed pawns whose square ahead the enemy king is far from and
+    their own king near, from White's point of view.
+
+    A passed pawn the enemy king cannot catch, or that its own king escorts, is worth far more
+    than its rank says, and the pawn terms cannot see it (they leave the kings out to stay
+    cached). Counted only in the endgame's share of the evaluation, the kings' distances
+    being what decides a pawn race.
+    """
+    pawns, white = board.pawns, board.occupied_co[1]
+    white_passers, black_passers = passed_pawns(pawns & white, pawns & ~white)
+    if not (white_passers or black_passers):
+        return 0
+    kings = board.kings
+    white_king = (kings & white).bit_length() - 1
+    black_king = (kings & ~white).bit_length() - 1
+    total = 0
+    while white_passers:
+        square = white_passers.bit_length() - 1
+        white_passers ^= 1 << square
+        weight = _PASSER_RANK[square >> 3]
+        if weight:
+            stop = square + 8
+            total += (4 * _DISTANCE[black_king * 64 + stop] - 2 * _DISTANCE[white_king * 64 + stop]) * weight
+    while black_passers:
+        square = black_passers.bit_length() - 1
+        black_passers ^= 1 << square
+        weight = _PASSER_RANK[7 - (square >> 3)]
+        if weight:
+            stop = square - 8
+            total -= (4 * _DISTANCE[white_king * 64 + stop] - 2 * _DISTANCE[black_king * 64 + stop]) * weight
+    return total
+
+
 def pawn_structure(white_pawns: int, black_pawns: int) -> tuple[int, int]:
     """(midgame, endgame) of the pawn terms, from White's point of view, from the cache."""
     key = (white_pawns, black_pawns)
