@@ -34,10 +34,29 @@ def test_a_pawn_with_an_enemy_pawn_ahead_on_a_neighbour_file_is_not_passed() -> 
     assert counts("4k3/8/8/8/3P4/8/8/2p1K3 w - - 0 1")["passed rank 4"] == 1  # c1 is behind
 
 
-def test_doubled_and_supported_pawns() -> None:
+def test_doubled_and_connected_pawns() -> None:
     found = counts("4k3/8/8/8/3P4/2PP4/8/4K3 w - - 0 1")
     assert found["doubled"] == 1
-    assert found["supported"] == 1  # d4 is defended by c3
+    assert found["connected rank 4"] == 1  # d4 is defended by c3
+    assert found["connected rank 3"] == 2  # c3 and d3 stand side by side
+
+
+def test_connected_pawns_count_by_rank() -> None:
+    # e6 defended by d5, which nothing defends; g2 alone; Black's a7 and b7 side by side.
+    found = counts("4k3/pp6/4P3/3P4/8/8/6P1/4K3 w - - 0 1")
+    assert found["connected rank 6"] == 1
+    assert "connected rank 5" not in found
+    assert found["connected rank 2"] == -2
+
+
+def test_a_backward_pawn() -> None:
+    # No pawn can come to defend d3 (c4 and e4 are ahead of it) and Black's e5 pawn attacks
+    # d4, its next square.
+    assert counts("4k3/8/8/4p3/2P1P3/3P4/8/4K3 w - - 0 1").get("backward") == 1
+    # With the c-pawn on c3, level with d3, d3 can be defended: not backward.
+    assert "backward" not in counts("4k3/8/8/4p3/4P3/2PP4/8/4K3 w - - 0 1")
+    # Nothing holds d4: not backward either.
+    assert "backward" not in counts("4k3/8/8/8/2P1P3/3P4/8/4K3 w - - 0 1")
 
 
 def test_the_bishop_pair() -> None:

@@ -1,5 +1,5 @@
-"""The evaluation's structure terms: passed, isolated, doubled and supported pawns, and the
-bishop pair.
+"""The evaluation's structure terms: passed, isolated, doubled, backward and connected pawns,
+and the bishop pair.
 
 PeSTO's piece-square tables (`evaluation`) know where a pawn stands but not whether anything
 can stop it: a passed pawn on the fifth rank and a blocked one score the same. These terms add
@@ -33,14 +33,22 @@ WEIGHTS: tuple[tuple[str, int, int], ...] = (
     ("passed rank 7", 20, 60),
     ("isolated", -8, -10),
     ("doubled", -12, -22),
-    ("supported", 5, 5),
+    ("backward", -8, -12),
+    ("connected rank 2", 3, 1),
+    ("connected rank 3", 5, 3),
+    ("connected rank 4", 8, 6),
+    ("connected rank 5", 14, 14),
+    ("connected rank 6", 25, 30),
+    ("connected rank 7", 40, 50),
     ("bishop pair", 20, 35),
 )
 NAMES = tuple(name for name, _, _ in WEIGHTS)
 #: The side each term's weights keep in a fit: a bonus (+1) or a penalty (-1).
-SIGNS: dict[str, int] = {name: -1 if name in ("isolated", "doubled") else 1 for name in NAMES}
+SIGNS: dict[str, int] = {name: -1 if name in ("isolated", "doubled", "backward") else 1 for name in NAMES}
 #: The terms that depend on the pawns alone (cached together); the bishop pair follows.
-PAWN_TERMS = 9
+PAWN_TERMS = 15
+#: Where the counts of each kind start in a side's counts (each by rank: 0 for the second).
+_PASSED, _ISOLATED, _DOUBLED, _BACKWARD, _CONNECTED = 0, 6, 7, 8, 9
 
 _FILES = chess.BB_FILES
 _ADJACENT = tuple(
@@ -63,6 +71,12 @@ _PASSED_SPAN: tuple[tuple[int, ...], ...] = tuple(
     for colour in (chess.BLACK, chess.WHITE)
 )
 _PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
+_RANKS = chess.BB_RANKS
+#: [colour][square]: the square's rank and every rank behind it, as seen by `colour`.
+_BEHIND: tuple[tuple[int, ...], ...] = tuple(
+    tuple(chess.BB_ALL & ~_ahead(square, bool(colour)) for square in range(64))
+    for colour in (chess.BLACK, chess.WHITE)
+)
 
 
 def _passers(ours: int, theirs: int, colour: bool) -> int:
@@ -79,24 +93,39 @@ def _passers(ours: int, theirs: int, colour: bool) -> int:
 
 
 def _side_counts(ours: int, theirs: int, colour: bool) -> list[int]:
-    """The pawn counts of one side (its pawns `ours`, the enemy's `theirs`)."""
+    """The pawn counts of one side (its pawns `ours`, the enemy's `theirs`).
+
+    A pawn is connected when a pawn of its own defends it or stands beside it: such pawns
+    guard each other's squares ahead, and the further up they are the more they are worth. It
+    is backward when no pawn of its own on a neighbouring file stands level with it or behind
+    (none can come up to defend it) and an enemy pawn holds or attacks its next square, so it
+    cannot safely advance either: a fixed target.
+    """
     counts = [0] * PAWN_TERMS
     passers = _passers(ours, theirs, colour)
+    defenders = _PAWN_ATTACKS[not colour]  # [square]: where a pawn of ours defending it stands
+    behind = _BEHIND[colour]
+    step = 8 if colour else -8
     pawns = ours
     while pawns:
         square = pawns.bit_length() - 1
         pawns ^= 1 << square
+        rank = square >> 3 if colour else 7 - (square >> 3)  # 1 (second rank) to 6 (seventh)
         if passers >> square & 1:
-            rank = square >> 3 if colour else 7 - (square >> 3)  # 1 (second rank) to 6 (seventh)
-            counts[rank - 1] += 1
-        if not ours & _ADJACENT[square & 7]:
-            counts[6] += 1
-        if _PAWN_ATTACKS[not colour][square] & ours:
-            counts[8] += 1
+            counts[_PASSED + rank - 1] += 1
+        neighbours = ours & _ADJACENT[square & 7]
+        if not neighbours:
+            counts[_ISOLATED] += 1
+        elif not neighbours & behind[square]:
+            stop = square + step
+            if theirs >> stop & 1 or _PAWN_ATTACKS[colour][stop] & theirs:
+                counts[_BACKWARD] += 1
+        if defenders[square] & ours or neighbours & _RANKS[square >> 3]:
+            counts[_CONNECTED + rank - 1] += 1
     for file_mask in _FILES:
         on_file = (ours & file_mask).bit_count()
         if on_file > 1:
-            counts[7] += on_file - 1
+            counts[_DOUBLED] += on_file - 1
     return counts
 
 
