@@ -32,6 +32,8 @@ def scored_quiets(
     promotion_base: int,
     killer_scores: tuple[int, int],
     attacks: list[tuple[int, int, int]] | None = None,
+    continuation: list[int] | None = None,
+    continuation_base: int = 0,
 ) -> list[tuple[int, chess.Move]]:
     """(order score, move) of the side to move's pseudo-legal moves to empty squares (with
     castling and en passant), without `skip`, unsorted: the promotions first, then the other
@@ -43,6 +45,9 @@ def scored_quiets(
 
     `attacks` is `piece_attacks(board, <side to move>)` when the caller has it already (the
     search builds it once for a node's captures and quiet moves).
+
+    `continuation`, when given, adds `continuation[continuation_base | from << 6 | to]` to the
+    history score: how the move has fared as an answer to the move just made.
     """
     us = board.turn
     occupied_co = board.occupied_co
@@ -116,8 +121,10 @@ def scored_quiets(
             append((killer_1, _Move(code >> 6, code & 63)))
         elif code == second_killer:
             append((killer_2, _Move(code >> 6, code & 63)))
-        else:
+        elif continuation is None:
             append((history[history_base | code], _Move(code >> 6, code & 63)))
+        else:
+            append((history[history_base | code] + continuation[continuation_base | code], _Move(code >> 6, code & 63)))
     return scored
 
 

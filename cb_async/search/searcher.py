@@ -62,6 +62,9 @@ ORDER_VALUE = (0, 100, 320, 330, 500, 950, 2000)
 #: score towards the bound by a share of the distance left ("gravity"), so old successes fade
 #: as new ones come in, and moves that failed are pushed down as the good one is pushed up.
 HISTORY_MAX = 16_384
+#: The continuation history's size: a row of from << 6 | to scores for each (piece type, square)
+#: the move just made left a piece on (row 0, piece type 0, after a null move).
+CONTINUATION_SIZE = 7 * 64 * 4096
 
 _CAPTURE_BASE = 1_000_000
 _PROMOTION_BASE = 900_000
@@ -145,6 +148,7 @@ class Searcher:
         self.tablebase: Tables | None = None
         self._tt = TranspositionTable(hash_mb)
         self._history = [0] * 8192
+        self._continuation = [0] * CONTINUATION_SIZE
         self._killers: list[list[int]] = [[-1, -1] for _ in range(MAX_PLY + 2)]
 
     def set_hash_size(self, mb: int) -> None:
@@ -159,6 +163,7 @@ class Searcher:
         """Forget everything learnt from earlier positions."""
         self._tt.clear()
         self._history = [0] * 8192
+        self._continuation = [0] * CONTINUATION_SIZE
         self._killers = [[-1, -1] for _ in range(MAX_PLY + 2)]
 
     def hashfull(self) -> int:
@@ -187,7 +192,7 @@ class Searcher:
         # Killers are only meaningful for the position they were found in.
         self._killers = [[-1, -1] for _ in range(MAX_PLY + 2)]
         run = _SearchRun(self._tt, self._history, self._killers, board, history, limits, stop, on_info, start,
-                         self.tablebase, helper)
+                         self.tablebase, helper, self._continuation)
         return run.execute()
 
 
@@ -207,9 +212,12 @@ class _SearchRun:
         start: float,
         tables: Tables | None = None,
         helper: int = 0,
+        continuation: list[int] | None = None,
     ) -> None:
         self.tt = tt
         self.history_table = history_table
+        #: Quiet moves' history as answers to the move just made (`CONTINUATION_SIZE`).
+        self.continuation = continuation if continuation is not None else [0] * CONTINUATION_SIZE
         self.killers = killers
         self.board = board
         self.history = [hash(key) for key in history]
@@ -433,6 +441,8 @@ class _SearchRun:
         tt_entries = self.tt.entries
         tt_mask = self.tt.mask
         history_table = self.history_table
+        continuation = self.continuation
+        move_stack = board.move_stack
         killers = self.killers
         bb_squares = chess.BB_SQUARES
         BB_ALL = chess.BB_ALL
@@ -649,6 +659,8 @@ class _SearchRun:
             check_squares, check_rays = _check_targets(board, turn)
             may_castle = board.castling_rights
             quiets_tried: list[int] = []
+            # Where this node's row of the continuation history starts: found when first needed.
+            continuation_base = -1
             losing_captures: list[chess.Move] = []
             while True:
                 for move in moves:
@@ -732,10 +744,19 @@ class _SearchRun:
                                     bonus = depth * depth if depth < 20 else 400
                                     index = history_base | code
                                     history_table[index] += bonus - history_table[index] * bonus // HISTORY_MAX
+                                    if continuation_base < 0:
+                                        last = move_stack[-1]
+                                        continuation_base = (
+                                            ((piece_type_at(last.to_square) or 0) << 18 | last.to_square << 12) if last else 0
+                                        )
+                                    index = continuation_base | code
+                                    continuation[index] += bonus - continuation[index] * bonus // HISTORY_MAX
                                     # The quiet moves tried before it did not cut: push them down.
                                     for code in quiets_tried:
                                         index = history_base | code
                                         history_table[index] -= bonus + history_table[index] * bonus // HISTORY_MAX
+                                        index = continuation_base | code
+                                        continuation[index] -= bonus + continuation[index] * bonus // HISTORY_MAX
                                 break
                             alpha = value
                 else:
@@ -752,8 +773,13 @@ class _SearchRun:
                         attacks = gen_attacks(board, occupied_co[turn])
                         scored = gen_scored_captures(board, tt_move, order_value, attacks)
                     else:
+                        if continuation_base < 0:
+                            last = move_stack[-1]
+                            continuation_base = (
+                                ((piece_type_at(last.to_square) or 0) << 18 | last.to_square << 12) if last else 0
+                            )
                         scored = gen_quiets(board, history_table, history_base, tt_move, killer_pair,
-                                            _PROMOTION_BASE, killer_scores, attacks)
+                                            _PROMOTION_BASE, killer_scores, attacks, continuation, continuation_base)
                     if len(scored) > 1:
                         scored.sort(key=first, reverse=True)
                     if stage == 1:
