@@ -71,7 +71,7 @@ _KILLER_2 = 800_000
 _LMR = [[0] * 64 for _ in range(64)]
 for _depth in range(1, 64):
     for _count in range(1, 64):
-        _LMR[_depth][_count] = int(0.75 + math.log(_depth) * math.log(_count) / 2.25)
+        _LMR[_depth][_count] = int(1.0 + math.log(_depth) * math.log(_count) / 2.0)
 
 
 def _check_targets(board: chess.Board, us: bool) -> tuple[tuple[int, ...], int]:
