@@ -502,7 +502,7 @@ class _SearchRun:
 
         def alphabeta(
             alpha: int, beta: int, depth: int, ply: int, mg: int, eg: int, phase: int,
-            in_check: bool, pv_node: bool, null_ok: bool,
+            in_check: bool, pv_node: bool, null_ok: bool, cut_node: bool,
         ) -> int:
             nonlocal nodes, seldepth, tbhits
             if depth <= 0:
@@ -612,7 +612,8 @@ class _SearchRun:
                     reduction = 3 if depth < 7 else 4
                     push(null_move)
                     board.halfmove_clock = 0  # no repetition or fifty-move count across a pass
-                    value = -alphabeta(-beta, 1 - beta, depth - 1 - reduction, ply + 1, mg, eg, phase, False, False, False)
+                    value = -alphabeta(-beta, 1 - beta, depth - 1 - reduction, ply + 1, mg, eg, phase, False, False, False,
+                                       not cut_node)
                     pop()
                     if value >= beta:
                         return beta if value >= MATE_BOUND else value
@@ -696,24 +697,30 @@ class _SearchRun:
                     if legal == 1:
                         if pv_node:
                             pv_table[child_pv] = ()
-                        value = -alphabeta(-beta, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, pv_node, True)
+                        value = -alphabeta(-beta, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, pv_node, True,
+                                           not pv_node and not cut_node)
                     else:
                         reduction = 0
                         if depth >= 3 and (quiet or stage == 3) and not gives and not in_check:
                             reduction = lmr[depth if depth < 64 else 63][legal if legal < 64 else 63]
                             if pv_node and reduction:
                                 reduction -= 1
+                            elif cut_node:
+                                # A node expected to fail high: its late moves matter least.
+                                reduction += 1
                             code = move.from_square << 6 | to_square
                             if reduction and (code == killer_pair[0] or code == killer_pair[1]):
                                 reduction -= 1
                             if reduction >= new_depth:
                                 reduction = new_depth - 1
-                        value = -alphabeta(-alpha - 1, -alpha, new_depth - reduction, child_pv, c_mg, c_eg, c_phase, gives, False, True)
+                        value = -alphabeta(-alpha - 1, -alpha, new_depth - reduction, child_pv, c_mg, c_eg, c_phase, gives, False,
+                                           True, True if reduction else not cut_node)
                         if value > alpha and reduction:
-                            value = -alphabeta(-alpha - 1, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, False, True)
+                            value = -alphabeta(-alpha - 1, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, False, True,
+                                               not cut_node)
                         if pv_node and alpha < value < beta:
                             pv_table[child_pv] = ()
-                            value = -alphabeta(-beta, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, True, True)
+                            value = -alphabeta(-beta, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, True, True, False)
                         elif pv_node:
                             pv_table[child_pv] = ()
                     pop()
@@ -810,12 +817,12 @@ class _SearchRun:
                     c_phase = phase0 + d_phase
                     pv_table[1] = ()
                     if index == 0:
-                        value = -alphabeta(-beta, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, True, True)
+                        value = -alphabeta(-beta, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, True, True, False)
                     else:
-                        value = -alphabeta(-alpha - 1, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, False, True)
+                        value = -alphabeta(-alpha - 1, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, False, True, True)
                         if alpha < value < beta:
                             pv_table[1] = ()
-                            value = -alphabeta(-beta, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, True, True)
+                            value = -alphabeta(-beta, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, True, True, False)
                     pop()
                     if value > best:
                         best = value
