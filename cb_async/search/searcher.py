@@ -54,6 +54,10 @@ if TYPE_CHECKING:
 POLL_MASK = 63
 #: Nodes at least this deep with no move from the table are searched one ply shallower.
 IIR_DEPTH = 4
+#: ProbCut: nodes at least this deep try the captures that win enough at a quarter of the
+#: depth against beta raised by the margin (centipawns).
+PROBCUT_DEPTH = 5
+PROBCUT_MARGIN = 200
 #: Half-width of the first aspiration window, in centipawns.
 ASPIRATION = 35
 #: Value of a captured piece for move ordering and delta pruning (index by piece type).
@@ -616,6 +620,46 @@ class _SearchRun:
                     pop()
                     if value >= beta:
                         return beta if value >= MATE_BOUND else value
+                # ProbCut: a capture that beats beta by a margin in a search four plies
+                # shallower will almost surely beat beta in the full one. The exchange on its
+                # square must win what the static evaluation lacks of the raised beta, and the
+                # quiescence search must agree before the shallow search is paid for.
+                probcut_beta = beta + PROBCUT_MARGIN
+                if (
+                    depth >= PROBCUT_DEPTH and -TB_BOUND < beta and probcut_beta < TB_BOUND
+                    and not (tt_bound >= 0 and tt_value < probcut_beta)
+                ):
+                    needed = probcut_beta - static
+                    tried = gen_scored_captures(board, None, order_value, None)
+                    if len(tried) > 1:
+                        tried.sort(key=first, reverse=True)
+                    for score, move in tried:
+                        attacker = -score & 7
+                        if (score + attacker) >> 3 < needed:
+                            break  # sorted by victim: no later capture can win enough
+                        if exchange(board, move.from_square, move.to_square, order_value) < needed:
+                            continue
+                        victim: int = piece_type_at(move.to_square)  # type: ignore[assignment]
+                        d_mg, d_eg, d_phase = play_known(board, move, attacker, victim)
+                        if was_into_check(board):
+                            pop()
+                            continue
+                        c_mg = mg + d_mg
+                        c_eg = eg + d_eg
+                        c_phase = phase + d_phase
+                        value = -qsearch(-probcut_beta, 1 - probcut_beta, ply + 1, c_mg, c_eg, c_phase)
+                        if value >= probcut_beta:
+                            value = -alphabeta(-probcut_beta, 1 - probcut_beta, depth - 4, ply + 1, c_mg, c_eg, c_phase,
+                                               is_check(board), False, True)
+                        pop()
+                        if value >= probcut_beta:
+                            if value >= TB_BOUND:
+                                value = probcut_beta
+                            slot = key & tt_mask
+                            old = tt_entries[slot]
+                            if old is None or old[0] != key or depth - 3 >= old[1]:
+                                tt_entries[slot] = (key, depth - 3, LOWER, value, move)
+                            return value
 
             theirs = occupied_co[not turn]
             killer_pair = killers[ply]
