@@ -222,6 +222,10 @@ class _SearchRun:
         self.tables = tables
         self.tbhits = 0
         self.helper = helper
+        #: The move that led the iteration when it started, and a root move that has since
+        #: proved better than it (its score, its line), for an iteration that is cut short.
+        self.leader: chess.Move | None = None
+        self.overtaken: tuple[int, tuple[chess.Move, ...]] | None = None
 
     # -- the driver -------------------------------------------------------------------------
 
@@ -254,6 +258,8 @@ class _SearchRun:
                 if not pacing.keep_going():
                     break
                 depth = iteration
+            self.leader = root_moves[0] if completed else None
+            self.overtaken = None
             try:
                 lines: list[tuple[int, tuple[chess.Move, ...]]] = []
                 chosen: set[chess.Move] = set()
@@ -266,6 +272,13 @@ class _SearchRun:
                     lines.append((value, pv))
                     chosen.add(pv[0])
             except SearchAborted:
+                # A root move searched whole at this depth that beat the last iteration's best
+                # is the better answer, though the iteration is unfinished: its score is a lower
+                # bound above what the old best scored at this depth (or above the window it
+                # failed low under).
+                if self.overtaken is not None and multipv == 1 and not helper:
+                    completed, completed_depth = [self.overtaken], depth
+                    infos = self._report(depth, completed)
                 break
             # Each line is the best move left after the lines before it, but a later search can
             # find a better score than an earlier one (the table and the reductions differ from
@@ -821,6 +834,8 @@ class _SearchRun:
                         best = value
                         if value > alpha:
                             best_pv = (move,) + pv_table[1]
+                            if run.leader is not None and move != run.leader:
+                                run.overtaken = (value, best_pv)
                             alpha = value
                             if value >= beta:
                                 break
