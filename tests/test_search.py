@@ -540,3 +540,15 @@ def test_history_scores_stay_within_their_bound_and_learn_both_ways() -> None:
     history = searcher._history
     assert all(-HISTORY_MAX <= value <= HISTORY_MAX for value in history)
     assert max(history) > 0 > min(history)  # cut-offs rewarded, the moves tried before them not
+
+
+def test_capture_history_stays_within_its_bound_and_learns_both_ways() -> None:
+    from cb_async.search.searcher import CAPTURE_HISTORY, HISTORY_MAX
+
+    searcher = Searcher()
+    board = chess.Board(MIDDLEGAME)
+    for _ in range(3):
+        searcher.search(board, (), Limits(depth=6), StopToken())
+    captures = searcher._history[CAPTURE_HISTORY:]
+    assert all(-HISTORY_MAX <= value <= HISTORY_MAX for value in captures)
+    assert max(captures) > 0 > min(captures)  # a capture that cut rewarded, the ones before it not

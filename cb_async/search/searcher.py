@@ -62,6 +62,14 @@ ORDER_VALUE = (0, 100, 320, 330, 500, 950, 2000)
 #: score towards the bound by a share of the distance left ("gravity"), so old successes fade
 #: as new ones come in, and moves that failed are pushed down as the good one is pushed up.
 HISTORY_MAX = 16_384
+#: The history list: the quiet moves' butterfly scores by side, from and to (two halves of
+#: 4,096), then the captures' by side, moving piece, target square and captured piece.
+CAPTURE_HISTORY = 8192
+HISTORY_SIZE = 2 * CAPTURE_HISTORY
+#: A capture's order score is its MVV-LVA score plus its history divided by this: a good record
+#: reorders captures of pieces of about the same value, and lifts a pawn capture over a knight
+#: capture only when the record is strong.
+CAPTURE_HISTORY_DIVISOR = 16
 
 _CAPTURE_BASE = 1_000_000
 _PROMOTION_BASE = 900_000
@@ -144,7 +152,7 @@ class Searcher:
         #: Open Syzygy tables for the WDL probes inside the tree, or None.
         self.tablebase: Tables | None = None
         self._tt = TranspositionTable(hash_mb)
-        self._history = [0] * 8192
+        self._history = [0] * HISTORY_SIZE
         self._killers: list[list[int]] = [[-1, -1] for _ in range(MAX_PLY + 2)]
 
     def set_hash_size(self, mb: int) -> None:
@@ -158,7 +166,7 @@ class Searcher:
     def new_game(self) -> None:
         """Forget everything learnt from earlier positions."""
         self._tt.clear()
-        self._history = [0] * 8192
+        self._history = [0] * HISTORY_SIZE
         self._killers = [[-1, -1] for _ in range(MAX_PLY + 2)]
 
     def hashfull(self) -> int:
@@ -439,6 +447,7 @@ class _SearchRun:
         null_move = chess.Move.null()
         lmr = _LMR
         order_value = ORDER_VALUE
+        victim_type = {value: piece for piece, value in enumerate(ORDER_VALUE) if piece}
         first = itemgetter(0)
         base = len(self.history)
         keys: list[int] = self.history + [0] * (MAX_PLY + 2)
@@ -620,6 +629,7 @@ class _SearchRun:
             theirs = occupied_co[not turn]
             killer_pair = killers[ply]
             history_base = 4096 if turn else 0
+            capture_base = CAPTURE_HISTORY | history_base
             old_alpha = alpha
             best = -INFINITY
             best_move = None
@@ -649,6 +659,7 @@ class _SearchRun:
             check_squares, check_rays = _check_targets(board, turn)
             may_castle = board.castling_rights
             quiets_tried: list[int] = []
+            captures_tried: list[int] = []
             losing_captures: list[chess.Move] = []
             while True:
                 for move in moves:
@@ -668,6 +679,7 @@ class _SearchRun:
                     if theirs & bb_squares[to_square]:
                         captured: int = piece_type_at(to_square)  # type: ignore[assignment]
                         quiet = False
+                        capture_code = capture_base | piece << 9 | to_square << 3 | captured
                     else:
                         captured = 0
                         quiet = not promotion
@@ -689,6 +701,8 @@ class _SearchRun:
                         continue
                     if quiet:
                         quiets_tried.append(from_square << 6 | to_square)
+                    elif captured:
+                        captures_tried.append(capture_code)
                     new_depth = depth - 1 + gives
                     c_mg = mg + d_mg
                     c_eg = eg + d_eg
@@ -724,18 +738,24 @@ class _SearchRun:
                             if pv_node:
                                 pv_table[ply] = (move,) + pv_table[child_pv]
                             if value >= beta:
+                                bonus = depth * depth if depth < 20 else 400
                                 if quiet:
                                     code = quiets_tried.pop()
                                     if killer_pair[0] != code:
                                         killer_pair[1] = killer_pair[0]
                                         killer_pair[0] = code
-                                    bonus = depth * depth if depth < 20 else 400
                                     index = history_base | code
                                     history_table[index] += bonus - history_table[index] * bonus // HISTORY_MAX
                                     # The quiet moves tried before it did not cut: push them down.
                                     for code in quiets_tried:
                                         index = history_base | code
                                         history_table[index] -= bonus + history_table[index] * bonus // HISTORY_MAX
+                                elif captured:
+                                    index = captures_tried.pop()
+                                    history_table[index] += bonus - history_table[index] * bonus // HISTORY_MAX
+                                # Nor did the captures tried before it.
+                                for index in captures_tried:
+                                    history_table[index] -= bonus + history_table[index] * bonus // HISTORY_MAX
                                 break
                             alpha = value
                 else:
@@ -754,9 +774,20 @@ class _SearchRun:
                     else:
                         scored = gen_quiets(board, history_table, history_base, tt_move, killer_pair,
                                             _PROMOTION_BASE, killer_scores, attacks)
-                    if len(scored) > 1:
-                        scored.sort(key=first, reverse=True)
                     if stage == 1:
+                        if len(scored) > 1:
+                            # MVV-LVA, moved by the captures' record (the score holds the
+                            # attacker's type and the victim's value, see below).
+                            def capture_order(item: tuple[int, chess.Move]) -> int:
+                                score = item[0]
+                                attacker = -score & 7
+                                move = item[1]
+                                return score + history_table[
+                                    capture_base | attacker << 9 | move.to_square << 3
+                                    | victim_type[(score + attacker) >> 3]
+                                ] // CAPTURE_HISTORY_DIVISOR
+
+                            scored.sort(key=capture_order, reverse=True)
                         moves = []
                         for score, move in scored:
                             # A capture by a piece worth more than its victim, on a square they
@@ -773,6 +804,8 @@ class _SearchRun:
                             else:
                                 moves.append(move)
                     else:
+                        if len(scored) > 1:
+                            scored.sort(key=first, reverse=True)
                         moves = [move for _, move in scored]
                     continue
                 break
