@@ -54,6 +54,9 @@ if TYPE_CHECKING:
 POLL_MASK = 63
 #: Nodes at least this deep with no move from the table are searched one ply shallower.
 IIR_DEPTH = 4
+#: Singular extensions: from this depth, a table move whose entry is a lower bound (or exact)
+#: from a search at most three plies shallower is tested for being the only good move.
+SINGULAR_DEPTH = 6
 #: Half-width of the first aspiration window, in centipawns.
 ASPIRATION = 35
 #: Value of a captured piece for move ordering and delta pruning (index by piece type).
@@ -502,7 +505,7 @@ class _SearchRun:
 
         def alphabeta(
             alpha: int, beta: int, depth: int, ply: int, mg: int, eg: int, phase: int,
-            in_check: bool, pv_node: bool, null_ok: bool,
+            in_check: bool, pv_node: bool, null_ok: bool, excluded: chess.Move | None = None,
         ) -> int:
             nonlocal nodes, seldepth, tbhits
             if depth <= 0:
@@ -563,7 +566,9 @@ class _SearchRun:
             tt_move = None
             tt_value = 0
             tt_bound = -1  # no entry
-            entry = tt_entries[key & tt_mask]
+            # A search that leaves out one move (the singular test below) neither reads the
+            # table's entry for this node nor writes it: the entry is about all the moves.
+            entry = tt_entries[key & tt_mask] if excluded is None else None
             if entry is not None and entry[0] == key:
                 tt_move = entry[4]
                 if entry[1] >= depth - 1:
@@ -583,7 +588,7 @@ class _SearchRun:
             # Internal iterative reduction: a node deep enough to matter that the table knows
             # nothing of is searched one ply shallower (its move ordering is a guess anyway);
             # the next iteration finds it in the table and searches it whole.
-            if tt_move is None and depth >= IIR_DEPTH:
+            if tt_move is None and depth >= IIR_DEPTH and excluded is None:
                 depth -= 1
 
             p = phase if phase < MAX_PHASE else MAX_PHASE
@@ -616,6 +621,24 @@ class _SearchRun:
                     pop()
                     if value >= beta:
                         return beta if value >= MATE_BOUND else value
+
+            # Singular extension: when every move but the table's falls well short of what the
+            # table says it is worth (a search of half the depth without it, against a bound
+            # 2 cp a ply below its value), the table's move is the only one and is searched a
+            # ply deeper. When even without it the node beats beta, more than one move does:
+            # the node fails high at once.
+            singular = False
+            if (
+                tt_move is not None and depth >= SINGULAR_DEPTH and entry is not None
+                and entry[1] >= depth - 3 and entry[2] != UPPER and -TB_BOUND < entry[3] < TB_BOUND
+            ):
+                singular_beta = entry[3] - 2 * depth
+                value = alphabeta(singular_beta - 1, singular_beta, (depth - 1) // 2, ply, mg, eg, phase,
+                                  in_check, False, False, tt_move)
+                if value < singular_beta:
+                    singular = True
+                elif singular_beta >= beta:
+                    return singular_beta
 
             theirs = occupied_co[not turn]
             killer_pair = killers[ply]
@@ -652,6 +675,8 @@ class _SearchRun:
             losing_captures: list[chess.Move] = []
             while True:
                 for move in moves:
+                    if excluded is not None and move == excluded:
+                        continue
                     from_square = move.from_square
                     to_square = move.to_square
                     piece: int = piece_type_at(from_square)  # type: ignore[assignment]
@@ -690,6 +715,8 @@ class _SearchRun:
                     if quiet:
                         quiets_tried.append(from_square << 6 | to_square)
                     new_depth = depth - 1 + gives
+                    if singular and not stage and not gives:
+                        new_depth += 1
                     c_mg = mg + d_mg
                     c_eg = eg + d_eg
                     c_phase = phase + d_phase
@@ -778,7 +805,11 @@ class _SearchRun:
                 break
 
             if legal == 0:
+                if excluded is not None:
+                    return alpha  # the left-out move was the only one: singular
                 return -MATE + ply if in_check else 0
+            if excluded is not None:
+                return best
             if best >= beta:
                 bound = LOWER
             elif best > old_alpha:
