@@ -463,7 +463,7 @@ def test_the_ordering_lists_hold_python_chess_moves_in_its_order() -> None:
     # depends on the lists being python-chess's moves in python-chess's order.
     import random
 
-    from cb_async.search.quiets import scored_captures, scored_quiets
+    from cb_async.search.quiets import SQUARE_VALUE, scored_captures, scored_quiets
     from cb_async.search.searcher import ORDER_VALUE
 
     rng = random.Random(5)
@@ -481,14 +481,18 @@ def test_the_ordering_lists_hold_python_chess_moves_in_its_order() -> None:
         def quiet_score(move: chess.Move) -> int:
             code = move.from_square << 6 | move.to_square
             if move.promotion:
-                return 900 + move.promotion
+                return 900_000 + move.promotion
             if code == killers[0]:
-                return 801
+                return 800_001
             if code == killers[1]:
-                return 800
-            return history[base | code]
+                return 800_000
+            values = SQUARE_VALUE[board.turn][chess.KING if board.is_castling(move) else board.piece_type_at(move.from_square)]  # type: ignore[index]
+            to_square = move.to_square
+            if board.is_castling(move):
+                to_square = (move.from_square & 56) | (6 if move.to_square > move.from_square else 2)
+            return history[base | code] + values[to_square] - values[move.from_square]
 
-        found = scored_quiets(board, history, base, skip, killers, 900, (801, 800))
+        found = scored_quiets(board, history, base, skip, killers, 900_000, (800_001, 800_000))
         # Promotions first (they outscore every other quiet move), then python-chess's order.
         quiets.sort(key=lambda m: not m.promotion)
         assert found == [(quiet_score(m), m) for m in quiets if m != skip], board.fen()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import chess
 
 from cb_async.search.attacks import piece_attacks
+from cb_async.search.evaluation import MG
 
 _Move = chess.Move
 _BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
@@ -21,6 +22,16 @@ _DOUBLE_TARGETS = (chess.BB_RANK_6 | chess.BB_RANK_5, chess.BB_RANK_3 | chess.BB
 HOME_RANK = (chess.BB_RANK_8, chess.BB_RANK_1)
 _EP_RANK = (chess.BB_RANKS[3], chess.BB_RANKS[4])
 _PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
+#: How much a quiet move's midgame piece-square gain counts in its order score, next to its
+#: history: early in a search, when the history knows few moves, it sorts them by where the
+#: piece goes; once a move has cut off a few times, its history outweighs it.
+SQUARE_GAIN_WEIGHT = 2
+#: [colour][piece type][square]: the midgame table value for that side, times the weight (the
+#: material is the same at both ends of a move, so it cancels out of the gain).
+SQUARE_VALUE: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple(SQUARE_GAIN_WEIGHT * (value if colour else -value) for value in by_square) for by_square in MG[colour])
+    for colour in (0, 1)
+)
 
 
 def scored_quiets(
@@ -53,27 +64,36 @@ def scored_quiets(
     # The plain moves as from << 6 | to codes first, scored in one loop at the end; promotions
     # are scored as they are found (their scores are above all others, so where they stand in
     # the list does not change the sorted order).
-    codes: list[int] = []
+    codes: list[tuple[int, int]] = []
     add = codes.append
+    square_value = SQUARE_VALUE[us]
     scored: list[tuple[int, chess.Move]] = []
     append = scored.append
 
     if attacks is None:
         attacks = piece_attacks(board, ours)
-    for source, targets, _ in attacks:
+    for source, targets, piece in attacks:
         targets &= empty
         code_base = source << 6
+        values = square_value[piece]
+        from_value = values[source]
         while targets:
             target = targets.bit_length() - 1
             targets ^= 1 << target
-            add(code_base | target)
+            add((code_base | target, values[target] - from_value))
 
     if board.castling_rights & HOME_RANK[us]:
+        king_values = square_value[chess.KING]
         for move in board.generate_castling_moves(chess.BB_ALL, chess.BB_ALL & ~occupied_co[not us]):
-            add(move.from_square << 6 | move.to_square)
+            # The king's gain, to where castling takes it (in Chess960 notation the move's
+            # square is the rook's).
+            king_from = move.from_square
+            king_to = (king_from & 56) | (6 if move.to_square > king_from else 2)
+            add((king_from << 6 | move.to_square, king_values[king_to] - king_values[king_from]))
 
     pawns = pawns_bb & ours
     if pawns:
+        pawn_values = square_value[chess.PAWN]
         if us:
             singles = pawns << 8 & empty
             doubles = singles << 8 & empty & _DOUBLE_TARGETS[us]
@@ -93,23 +113,24 @@ def scored_quiets(
                     if source << 6 | target != skip_code or skip_promotion != piece:
                         append((promotion_base + piece, _Move(source, target, piece)))
             else:
-                add(source << 6 | target)
+                add((source << 6 | target, pawn_values[target] - pawn_values[source]))
         while doubles:
             target = doubles.bit_length() - 1
             doubles ^= 1 << target
-            add((target - 2 * step) << 6 | target)
+            source = target - 2 * step
+            add((source << 6 | target, pawn_values[target] - pawn_values[source]))
         ep_square = board.ep_square
         if ep_square and not (1 << ep_square) & occupied:
             capturers = pawns & _PAWN_ATTACKS[not us][ep_square] & _EP_RANK[us]
             while capturers:
                 source = capturers.bit_length() - 1
                 capturers ^= 1 << source
-                add(source << 6 | ep_square)
+                add((source << 6 | ep_square, pawn_values[ep_square] - pawn_values[source]))
 
     first_killer, second_killer = killers
     killer_1, killer_2 = killer_scores
     skip_plain = skip.from_square << 6 | skip.to_square if skip is not None and not skip.promotion else -1
-    for code in codes:
+    for code, gain in codes:
         if code == skip_plain:
             continue
         if code == first_killer:
@@ -117,7 +138,7 @@ def scored_quiets(
         elif code == second_killer:
             append((killer_2, _Move(code >> 6, code & 63)))
         else:
-            append((history[history_base | code], _Move(code >> 6, code & 63)))
+            append((history[history_base | code] + gain, _Move(code >> 6, code & 63)))
     return scored
 
 
