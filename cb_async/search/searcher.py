@@ -44,6 +44,8 @@ from cb_async.search.scores import (
     to_score,
 )
 from cb_async.search.structure import PASSER_PHASE, passer_kings
+from cb_async.search.threats import MOST as FORK_MOST
+from cb_async.search.threats import forked
 from cb_async.search.tt import EXACT, LOWER, UPPER, SharedSlots, TranspositionTable
 
 if TYPE_CHECKING:
@@ -471,6 +473,10 @@ class _SearchRun:
             value = (mg * p + (eg if p >= PASSER_PHASE else eg + passer_kings(board)) * (MAX_PHASE - p)) // MAX_PHASE
             turn = board.turn
             stand = (value if turn else -value) + TEMPO
+            # Two pieces attacked by lesser ones cost the side to move one of them; asked only
+            # where the charge could move the score across the window.
+            if alpha < stand < beta + FORK_MOST:
+                stand -= forked(board)
             if stand >= beta or ply >= MAX_PLY:
                 return stand
             if stand > alpha:
