@@ -102,9 +102,12 @@ def is_check(board: chess.Board) -> bool:
     return bool(king) and attacked_by(board, not turn, king.bit_length() - 1)
 
 
-def exchange(board: chess.Board, source: int, target: int, values: tuple[int, ...]) -> int:
+def exchange(
+    board: chess.Board, source: int, target: int, values: tuple[int, ...], attacker: int = 0, victim: int = 0,
+) -> int:
     """What the capture `source` x `target` wins, after the best series of recaptures on
-    `target` (static exchange evaluation), in `values`' units.
+    `target` (static exchange evaluation), in `values`' units. `attacker` and `victim` are the
+    two pieces' types when the caller knows them (0: look them up).
 
     Each side recaptures with its least valuable piece or stops when that would lose; a
     slider behind a piece that has captured joins in (x-rays). Pins are not looked at, and a
@@ -137,8 +140,8 @@ def exchange(board: chess.Board, source: int, target: int, values: tuple[int, ..
     ) & occupied
     colour_of = (black, white)
     side = not bool(white & (1 << source))
-    gains = [values[board.piece_type_at(target) or 0]]
-    on_target = values[board.piece_type_at(source) or 0]
+    gains = [values[victim or board.piece_type_at(target) or 0]]
+    on_target = values[attacker or board.piece_type_at(source) or 0]
     while True:
         mine = attackers & colour_of[side]
         if not mine:

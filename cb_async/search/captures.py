@@ -32,11 +32,16 @@ def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...])
     occupied_co = board.occupied_co
     theirs = occupied_co[not us]
     ours = occupied_co[us]
-    piece_type_at = board.piece_type_at
+    # The victim's type without a method call.
+    pawns_bb = board.pawns
+    knights = board.knights
+    bishops = board.bishops
+    rooks = board.rooks
+    queens = board.queens
     found: list[tuple[int, chess.Move, int, int]] = []
     append = found.append
 
-    pawns = board.pawns & ours
+    pawns = pawns_bb & ours
     if pawns:
         if us:
             sides = (((pawns << 7) & _NOT_FILE_H & theirs, 7), ((pawns << 9) & _NOT_FILE_A & theirs, 9))
@@ -46,20 +51,28 @@ def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...])
             while targets:
                 target = targets.bit_length() - 1
                 targets ^= 1 << target
-                victim = piece_type_at(target)
-                if (1 << target) & _BACKRANKS:
-                    append((victim * 8 + 40, _Move(target - shift, target, _QUEEN), 1, victim))  # type: ignore[operator, arg-type]
-                elif values[victim] >= min_victim_value:  # type: ignore[index]
-                    append((victim * 8 - 1, _Move(target - shift, target), 1, victim))  # type: ignore[operator, arg-type]
+                bit = 1 << target
+                victim = (
+                    1 if bit & pawns_bb else 2 if bit & knights else 3 if bit & bishops
+                    else 4 if bit & rooks else 5 if bit & queens else 6
+                )
+                if bit & _BACKRANKS:
+                    append((victim * 8 + 40, _Move(target - shift, target, _QUEEN), 1, victim))
+                elif values[victim] >= min_victim_value:
+                    append((victim * 8 - 1, _Move(target - shift, target), 1, victim))
 
     for source, targets, attacker in piece_attacks(board, ours):
         targets &= theirs
         while targets:
             target = targets.bit_length() - 1
             targets ^= 1 << target
-            victim = piece_type_at(target)
-            if values[victim] >= min_victim_value:  # type: ignore[index]
-                append((victim * 8 - attacker, _Move(source, target), attacker, victim))  # type: ignore[operator, arg-type]
+            bit = 1 << target
+            victim = (
+                1 if bit & pawns_bb else 2 if bit & knights else 3 if bit & bishops
+                else 4 if bit & rooks else 5 if bit & queens else 6
+            )
+            if values[victim] >= min_victim_value:
+                append((victim * 8 - attacker, _Move(source, target), attacker, victim))
     if len(found) > 1:
         found.sort(key=_first, reverse=True)
     return found

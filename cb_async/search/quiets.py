@@ -139,7 +139,10 @@ def scored_captures(
     ours = occupied_co[us]
     theirs = occupied_co[not us]
     pawns_bb = board.pawns
-    piece_type_at = board.piece_type_at
+    knights = board.knights
+    bishops = board.bishops
+    rooks = board.rooks
+    queens = board.queens
     if skip is not None:
         skip_code = skip.from_square << 6 | skip.to_square
         skip_promotion = skip.promotion
@@ -159,7 +162,12 @@ def scored_captures(
             targets ^= 1 << target
             if code_base | target == skip_code and skip_promotion is None:
                 continue
-            append((values[piece_type_at(target)] * 8 - attacker, _Move(source, target)))  # type: ignore[index]
+            bit = 1 << target
+            victim = (
+                1 if bit & pawns_bb else 2 if bit & knights else 3 if bit & bishops
+                else 4 if bit & rooks else 5 if bit & queens else 6
+            )
+            append((values[victim] * 8 - attacker, _Move(source, target)))
 
     pawns = pawns_bb & ours
     while pawns:
@@ -169,7 +177,12 @@ def scored_captures(
         while targets:
             target = targets.bit_length() - 1
             targets ^= 1 << target
-            score = values[piece_type_at(target)] * 8 - 1  # type: ignore[index]
+            bit = 1 << target
+            victim = (
+                1 if bit & pawns_bb else 2 if bit & knights else 3 if bit & bishops
+                else 4 if bit & rooks else 5 if bit & queens else 6
+            )
+            score = values[victim] * 8 - 1
             code = source << 6 | target
             if (1 << target) & _BACKRANKS:
                 for piece in _PROMOTIONS:

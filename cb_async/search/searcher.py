@@ -422,7 +422,6 @@ class _SearchRun:
         push = board.push
         pop = board.pop
         slider_blockers = board._slider_blockers
-        piece_type_at = board.piece_type_at
         occupied_co = board.occupied_co
         gen_captures = captures
         gen_quiets = scored_quiets
@@ -483,7 +482,7 @@ class _SearchRun:
                 if (
                     order_value[attacker] > order_value[victim] + 50
                     and attacked_by(board, them, move.to_square)
-                    and exchange(board, move.from_square, move.to_square, order_value) < 0
+                    and exchange(board, move.from_square, move.to_square, order_value, attacker, victim) < 0
                 ):
                     continue
                 d_mg, d_eg, d_phase = play_known(board, move, attacker, victim)
@@ -648,13 +647,24 @@ class _SearchRun:
             # line through their king, promotes, takes en passant or castles.
             check_squares, check_rays = _check_targets(board, turn)
             may_castle = board.castling_rights
+            # The node's pieces, to tell a move's piece and victim without a method call (the
+            # board is the same after every `pop`).
+            pawns_here = board.pawns
+            knights_here = board.knights
+            bishops_here = board.bishops
+            rooks_here = board.rooks
+            queens_here = board.queens
             quiets_tried: list[int] = []
             losing_captures: list[chess.Move] = []
             while True:
                 for move in moves:
                     from_square = move.from_square
                     to_square = move.to_square
-                    piece: int = piece_type_at(from_square)  # type: ignore[assignment]
+                    bit = bb_squares[from_square]
+                    piece = (
+                        1 if bit & pawns_here else 2 if bit & knights_here else 3 if bit & bishops_here
+                        else 4 if bit & rooks_here else 5 if bit & queens_here else 6
+                    )
                     direct_or_discovered = (check_squares[piece] >> to_square) & 1 or (check_rays >> from_square) & 1
                     # Pruned unless it gives check: the cheap superset first, the exact test
                     # after the push.
@@ -665,8 +675,12 @@ class _SearchRun:
                     if must_check and not direct_or_discovered:
                         continue
                     promotion = move.promotion
-                    if theirs & bb_squares[to_square]:
-                        captured: int = piece_type_at(to_square)  # type: ignore[assignment]
+                    bit = bb_squares[to_square]
+                    if theirs & bit:
+                        captured = (
+                            1 if bit & pawns_here else 2 if bit & knights_here else 3 if bit & bishops_here
+                            else 4 if bit & rooks_here else 5 if bit & queens_here else 6
+                        )
                         quiet = False
                     else:
                         captured = 0
@@ -767,7 +781,7 @@ class _SearchRun:
                             if (
                                 order_value[attacker] > ((score + attacker) >> 3) + 50
                                 and attacked_by(board, not turn, move.to_square)
-                                and exchange(board, move.from_square, move.to_square, order_value) < 0
+                                and exchange(board, move.from_square, move.to_square, order_value, attacker) < 0
                             ):
                                 losing_captures.append(move)
                             else:
