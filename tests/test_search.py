@@ -398,6 +398,18 @@ def test_quiescence_captures_match_python_chess() -> None:
         assert keys == sorted(keys, reverse=True)
 
 
+def test_quiescence_captures_under_a_bound_are_those_worth_it_in_the_same_order() -> None:
+    """The bound leaves out the victims worth less, promotions aside, and moves nothing else."""
+    from cb_async.search.captures import captures
+    from cb_async.search.searcher import ORDER_VALUE
+
+    for board in _random_positions(12, seed=12):
+        every = captures(board, 0, ORDER_VALUE)
+        for bound in (101, 330, 331, 501, 951, 2001):
+            expected = [item for item in every if ORDER_VALUE[item[3]] >= bound or item[1].promotion]
+            assert captures(board, bound, ORDER_VALUE) == expected, (board.fen(), bound)
+
+
 def test_the_attack_tests_answer_as_python_chess_does() -> None:
     from cb_async.search.attacks import attacked_by, is_check, was_into_check
 
