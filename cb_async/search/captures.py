@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import chess
 
+from cb_async.search.moves import PLAIN_MOVES
+
 
 _BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
 _NOT_FILE_A = chess.BB_ALL & ~chess.BB_FILE_A
 _NOT_FILE_H = chess.BB_ALL & ~chess.BB_FILE_H
 _Move = chess.Move
+_PLAIN = PLAIN_MOVES
 _QUEEN = chess.QUEEN
 _KNIGHT = chess.BB_KNIGHT_ATTACKS
 _KING = chess.BB_KING_ATTACKS
@@ -90,7 +93,7 @@ def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...])
                 if bit & _BACKRANKS:
                     append((victim * 8 + 40, _Move(target - shift, target, _QUEEN), 1, victim))
                 else:
-                    append((victim * 8 - 1, _Move(target - shift, target), 1, victim))
+                    append((victim * 8 - 1, _PLAIN[(target - shift) << 6 | target], 1, victim))
 
     if worth:
         occupied = board.occupied
@@ -131,7 +134,7 @@ def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...])
                     1 if bit & pawns_bb else 2 if bit & knights else 3 if bit & bishops
                     else 4 if bit & rooks else 5 if bit & queens else 6
                 )
-                append((victim * 8 - attacker, _Move(source, target), attacker, victim))
+                append((victim * 8 - attacker, _PLAIN[source << 6 | target], attacker, victim))
     if len(found) > 1:
         found.sort(key=_first, reverse=True)
     return found

@@ -12,8 +12,10 @@ from __future__ import annotations
 import chess
 
 from cb_async.search.attacks import piece_attacks
+from cb_async.search.moves import PLAIN_MOVES
 
 _Move = chess.Move
+_PLAIN = PLAIN_MOVES
 _BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
 _PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 _DOUBLE_TARGETS = (chess.BB_RANK_6 | chess.BB_RANK_5, chess.BB_RANK_3 | chess.BB_RANK_4)
@@ -113,11 +115,11 @@ def scored_quiets(
         if code == skip_plain:
             continue
         if code == first_killer:
-            append((killer_1, _Move(code >> 6, code & 63)))
+            append((killer_1, _PLAIN[code]))
         elif code == second_killer:
-            append((killer_2, _Move(code >> 6, code & 63)))
+            append((killer_2, _PLAIN[code]))
         else:
-            append((history[history_base | code], _Move(code >> 6, code & 63)))
+            append((history[history_base | code], _PLAIN[code]))
     return scored
 
 
@@ -167,7 +169,7 @@ def scored_captures(
                 1 if bit & pawns_bb else 2 if bit & knights else 3 if bit & bishops
                 else 4 if bit & rooks else 5 if bit & queens else 6
             )
-            append((values[victim] * 8 - attacker, _Move(source, target)))
+            append((values[victim] * 8 - attacker, _PLAIN[code_base | target]))
 
     pawns = pawns_bb & ours
     while pawns:
@@ -190,5 +192,5 @@ def scored_captures(
                         continue
                     append((score, _Move(source, target, piece)))
             elif code != skip_code or skip_promotion is not None:
-                append((score, _Move(source, target)))
+                append((score, _PLAIN[code]))
     return scored
