@@ -10,8 +10,8 @@ serves both colours: add the piece on its new square, subtract it from the old o
 whatever it captured.
 
 On top of the tables, `structure` adds the terms they cannot see (passed, isolated and doubled
-pawns, the bishop pair); `play` carries their change down the tree the same
-way, for the few moves that change them. The one term that involves the kings, how far each
+pawns, the bishop pair) and `shelter` the king's pawn shelter in the midgame; `play` carries
+their change down the tree the same way, for the few moves that change them. The one term that involves the kings, how far each
 king is from a passed pawn's next square (`passer_kings`), cannot be carried that way (every
 king move changes it), so `blend` and the search add it where they read the endgame share, and
 only in the endgame, where it decides pawn races.
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import chess
 
+from cb_async.search.shelter import shelter
 from cb_async.search.structure import PASSER_PHASE, passer_kings, structure
 
 #: Phase weight of each piece type (index by python-chess piece type; 0 unused).
@@ -189,7 +190,7 @@ def evaluate_from_scratch(board: chess.Board) -> tuple[int, int, int]:
         eg += EG[piece.color][piece.piece_type][square]
         phase += PHASE_WEIGHT[piece.piece_type]
     structure_mg, structure_eg = structure(board)
-    return mg + structure_mg, eg + structure_eg, phase
+    return mg + structure_mg + shelter(board), eg + structure_eg, phase
 
 
 def blend(board: chess.Board, mg: int, eg: int, phase: int) -> int:

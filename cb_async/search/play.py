@@ -9,7 +9,8 @@ state (`_Undo`) where `push` pushes a `_BoardState`, so `Board.pop` takes either
 Anything unusual goes to `push`.
 
 The structure terms (`structure`) change only when a pawn moves or is taken, or a bishop is
-taken; only those moves pay for them.
+taken, and the king's shelter (`shelter`), while a queen is on the board, when a pawn or a king moves,
+a pawn or a queen is taken or a castling right is lost; only those moves pay for them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import chess
 
 from cb_async.search.evaluation import EG, MG, PHASE_WEIGHT, move_delta
 from cb_async.search.quiets import HOME_RANK
+from cb_async.search.shelter import shelter
 from cb_async.search.structure import PAIR_EG, PAIR_MG, pawn_structure, structure
 
 _SQUARES = chess.BB_SQUARES
@@ -67,20 +69,25 @@ def play_known(board: chess.Board, move: chess.Move, piece: int, captured: int) 
         or board.castling_rights & both
         or (piece == 1 and to_square == board.ep_square)
     ):
-        if piece != 1 and captured != 1 and captured != 3:
+        if piece != 1 and piece != 6 and captured != 1 and captured != 3 and captured != 5 and not board.castling_rights & both:
             delta = move_delta(board, move)
             board.push(move)
             return delta
         d_mg, d_eg, d_phase = move_delta(board, move)
         before_mg, before_eg = structure(board)
+        before_mg += shelter(board)
         board.push(move)
         after_mg, after_eg = structure(board)
+        after_mg += shelter(board)
         return d_mg + after_mg - before_mg, d_eg + after_eg - before_eg, d_phase
     pawn_change = piece == 1 or captured == 1
+    shelter_change = (pawn_change or piece == 6 or captured == 5) and board.queens
     if pawn_change:
         pawns = board.pawns
         white = board.occupied_co[1]
         before_mg, before_eg = pawn_structure(pawns & white, pawns & ~white)
+    if shelter_change:
+        before_shelter = shelter(board)
     us = board.turn
     occupied_co = board.occupied_co
     board._stack.append(_Undo((  # type: ignore[arg-type]
@@ -151,4 +158,6 @@ def play_known(board: chess.Board, move: chess.Move, piece: int, captured: int) 
         after_mg, after_eg = pawn_structure(pawns & white, pawns & ~white)
         d_mg += after_mg - before_mg
         d_eg += after_eg - before_eg
+    if shelter_change:
+        d_mg += shelter(board) - before_shelter
     return d_mg, d_eg, d_phase
