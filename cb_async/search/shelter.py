@@ -30,37 +30,58 @@ MISSING = -25
 STORM = (0, 0, -16, -8)
 
 _FILES = chess.BB_FILES
-#: [colour][rank]: the ranks in front of that rank, as seen by that colour.
-_AHEAD = (
-    tuple(chess.BB_ALL >> (8 * (8 - rank)) if rank else 0 for rank in range(8)),
-    tuple(chess.BB_ALL & (chess.BB_ALL << (8 * (rank + 1))) if rank < 7 else 0 for rank in range(8)),
-)
 #: (castling right's rook side) -> the file castling takes the king to.
 _KINGSIDE_FILE = 6
 _QUEENSIDE_FILE = 2
 
 
+_FILE_A = chess.BB_FILE_A
+#: Multiplying a file (as `_FILE_A` shifted) by this gathers its eight squares into the top
+#: byte, rank 1 as its lowest bit.
+_GATHER = 0x0102040810204080
+
+
+def _nearest_ahead(ranks: int, rank: int, colour: bool) -> int | None:
+    """How many ranks in front of `rank`, as `colour` sees it, the nearest of `ranks` (a byte,
+    bit r for rank r) stands; None if none is in front."""
+    ahead = range(rank + 1, 8) if colour else range(rank - 1, -1, -1)
+    for distance, other in enumerate(ahead, 1):
+        if ranks >> other & 1:
+            return distance
+    return None
+
+
+def _shield_value(ranks: int, rank: int, colour: bool) -> int:
+    distance = _nearest_ahead(ranks, rank, colour)
+    return SHIELD[distance] if distance is not None and distance < len(SHIELD) else MISSING
+
+
+def _storm_value(ranks: int, rank: int, colour: bool) -> int:
+    distance = _nearest_ahead(ranks, rank, colour)
+    return STORM[distance] if distance is not None and distance < len(STORM) else 0
+
+
+#: [colour][king's rank][our pawns on a file, as a byte]: that file's shield; likewise their
+#: pawns' storm. A file's term is two table reads instead of a scan.
+_SHIELD_BY_FILE = tuple(
+    tuple(tuple(_shield_value(ranks, rank, colour) for ranks in range(256)) for rank in range(8))
+    for colour in (chess.BLACK, chess.WHITE)
+)
+_STORM_BY_FILE = tuple(
+    tuple(tuple(_storm_value(ranks, rank, colour) for ranks in range(256)) for rank in range(8))
+    for colour in (chess.BLACK, chess.WHITE)
+)
+
+
 def _shelter_at(ours: int, theirs: int, file: int, rank: int, colour: bool) -> int:
     """The shelter of a king of `colour` on (`file`, `rank`): a penalty, 0 at best."""
     centre = 1 if file < 1 else 6 if file > 6 else file
-    ahead = _AHEAD[colour][rank]
+    shield = _SHIELD_BY_FILE[colour][rank]
+    storm = _STORM_BY_FILE[colour][rank]
     total = 0
     for shelter_file in (centre - 1, centre, centre + 1):
-        column = _FILES[shelter_file] & ahead
-        mine = ours & column
-        if mine:
-            # The nearest to the king: the lowest square for White, the highest for Black.
-            square = (mine & -mine).bit_length() - 1 if colour else mine.bit_length() - 1
-            distance = (square >> 3) - rank if colour else rank - (square >> 3)
-            total += SHIELD[distance] if distance < len(SHIELD) else MISSING
-        else:
-            total += MISSING
-        storm = theirs & column
-        if storm:
-            square = (storm & -storm).bit_length() - 1 if colour else storm.bit_length() - 1
-            distance = (square >> 3) - rank if colour else rank - (square >> 3)
-            if distance < len(STORM):
-                total += STORM[distance]
+        total += shield[((ours >> shelter_file) & _FILE_A) * _GATHER >> 56 & 0xFF]
+        total += storm[((theirs >> shelter_file) & _FILE_A) * _GATHER >> 56 & 0xFF]
     return total
 
 
@@ -85,8 +106,8 @@ _ZONE = tuple(
     for centre in (1 if file < 1 else 6 if file > 6 else file for file in range(8))
 )
 _HOME = (chess.BB_RANK_8, chess.BB_RANK_1)
-#: (white pawns, black pawns, white king, black king, castling rights) -> the term.
-_cache: dict[tuple[int, int, int, int, int], int] = {}
+#: (pawns, kings, White's pawns and king, castling rights) -> the term.
+_cache: dict[tuple[int, int, int, int], int] = {}
 #: (colour, king, its castling rights, our and their pawns on the files read) -> one side's
 #: term: a miss above (a pawn moved far from one king) is mostly a hit here for that king.
 _side_cache: dict[tuple[bool, int, int, int, int], int] = {}
@@ -111,20 +132,23 @@ def _cached_side(ours: int, theirs: int, king: int, castling: int, colour: bool)
 
 def shelter(board: chess.Board) -> int:
     """White's shelter less Black's, in midgame centipawns; 0 with no queen on the board (the
-    piece that makes an open king pay)."""
+    piece that makes an open king pay).
+
+    `play` asks this twice for every pawn or king move, so a hit costs only the key: the pawns,
+    the kings, which of them are White's and the castling rights."""
     if not board.queens:
         return 0
     pawns = board.pawns
-    white = board.occupied_co[1]
     kings = board.kings
-    white_pawns = pawns & white
-    black_pawns = pawns & ~white
-    white_king = (kings & white).bit_length() - 1
-    black_king = (kings & ~white).bit_length() - 1
     castling = board.castling_rights
-    key = (white_pawns, black_pawns, white_king, black_king, castling)
+    white = board.occupied_co[1] & (pawns | kings)
+    key = (pawns, kings, white, castling)
     cached = _cache.get(key)
     if cached is None:
+        white_pawns = pawns & white
+        black_pawns = pawns & ~white
+        white_king = (kings & white).bit_length() - 1
+        black_king = (kings & ~white).bit_length() - 1
         if white_king < 0 or black_king < 0:
             cached = 0
         else:
