@@ -12,7 +12,12 @@ from cb_async.tools.bench import POSITIONS
 
 
 def counts(fen: str) -> dict[str, int]:
-    return {name: count for name, count in zip(NAMES, features(chess.Board(fen))) if count}
+    """The non-zero counts but space, which nearly every position has (see its own test)."""
+    return {name: count for name, count in zip(NAMES, features(chess.Board(fen))) if count and name != "space"}
+
+
+def space(fen: str) -> int:
+    return dict(zip(NAMES, features(chess.Board(fen))))["space"]
 
 
 @pytest.mark.parametrize("fen", [fen for fen in POSITIONS if "H" not in fen.split()[2]])
@@ -38,6 +43,14 @@ def test_doubled_and_supported_pawns() -> None:
     found = counts("4k3/8/8/8/3P4/2PP4/8/4K3 w - - 0 1")
     assert found["doubled"] == 1
     assert found["supported"] == 1  # d4 is defended by c3
+
+
+def test_space_counts_the_safe_centre_squares_behind_the_pawns() -> None:
+    assert space(chess.STARTING_FEN) == 0
+    # White: d2 e2 c3 d3 e3 f3 c4 safe (f4 is attacked by e5), d2 d3 e2 e3 behind its pawns
+    # counted twice: 11. Black: d7 e7 c6 e6 f6 safe (c5 d5 f5 are attacked), d7 e7 e6 behind
+    # its pawns: 8.
+    assert space("rnbqkbnr/ppp2ppp/3p4/4p3/3PP3/8/PPP2PPP/RNBQKBNR w KQkq - 0 3") == 11 - 8
 
 
 def test_the_bishop_pair() -> None:

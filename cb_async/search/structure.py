@@ -34,13 +34,14 @@ WEIGHTS: tuple[tuple[str, int, int], ...] = (
     ("isolated", -8, -10),
     ("doubled", -12, -22),
     ("supported", 5, 5),
+    ("space", 3, 0),
     ("bishop pair", 20, 35),
 )
 NAMES = tuple(name for name, _, _ in WEIGHTS)
 #: The side each term's weights keep in a fit: a bonus (+1) or a penalty (-1).
 SIGNS: dict[str, int] = {name: -1 if name in ("isolated", "doubled") else 1 for name in NAMES}
 #: The terms that depend on the pawns alone (cached together); the bishop pair follows.
-PAWN_TERMS = 9
+PAWN_TERMS = 10
 
 _FILES = chess.BB_FILES
 _ADJACENT = tuple(
@@ -78,6 +79,37 @@ def _passers(ours: int, theirs: int, colour: bool) -> int:
     return passers
 
 
+#: [colour]: the centre files (c to f) on a side's second to fourth ranks: where its pieces
+#: manoeuvre behind its pawns in the middlegame.
+_SPACE_REGION = (
+    (chess.BB_FILE_C | chess.BB_FILE_D | chess.BB_FILE_E | chess.BB_FILE_F)
+    & (chess.BB_RANK_5 | chess.BB_RANK_6 | chess.BB_RANK_7),
+    (chess.BB_FILE_C | chess.BB_FILE_D | chess.BB_FILE_E | chess.BB_FILE_F)
+    & (chess.BB_RANK_2 | chess.BB_RANK_3 | chess.BB_RANK_4),
+)
+
+
+def _space(ours: int, theirs: int, colour: bool) -> int:
+    """The space behind a side's pawns: the squares of its centre region that none of its pawns
+    stands on and no enemy pawn attacks, those up to three squares behind one of its pawns
+    counted twice (Stockfish's classical space term, without the pieces' attacks, so that it
+    depends on the pawns alone). A side whose pawns have claimed the centre has room for its
+    pieces; the other side's pieces are cramped."""
+    if colour:
+        attacked = ((theirs & ~chess.BB_FILE_A) >> 9) | ((theirs & ~chess.BB_FILE_H) >> 7)
+        behind = ours >> 8
+        behind |= behind >> 8
+        behind |= behind >> 16
+    else:
+        attacked = ((theirs & ~chess.BB_FILE_A) << 7) | ((theirs & ~chess.BB_FILE_H) << 9)
+        behind = ours << 8
+        behind |= behind << 8
+        behind |= behind << 16
+        behind &= chess.BB_ALL
+    safe = _SPACE_REGION[colour] & ~ours & ~attacked
+    return safe.bit_count() + (safe & behind).bit_count()
+
+
 def _side_counts(ours: int, theirs: int, colour: bool) -> list[int]:
     """The pawn counts of one side (its pawns `ours`, the enemy's `theirs`)."""
     counts = [0] * PAWN_TERMS
@@ -97,6 +129,7 @@ def _side_counts(ours: int, theirs: int, colour: bool) -> list[int]:
         on_file = (ours & file_mask).bit_count()
         if on_file > 1:
             counts[7] += on_file - 1
+    counts[9] = _space(ours, theirs, colour)
     return counts
 
 
