@@ -3,10 +3,12 @@
 python-chess's `Board.push` is general: it handles drops, null moves, castling in both
 notations, promoted-piece bookkeeping and cleans the castling rights on every call; it costs
 about 2 us, most of a search node's own time. Most moves in a search are plain ones (no
-promotion, no en passant, no castling right touched or lost), and for those `play_known` updates
-the bitboards directly, about three times faster. It pushes the move and a lighter copy of the
-state (`_Undo`) where `push` pushes a `_BoardState`, so `Board.pop` takes either back.
-Anything unusual goes to `push`.
+promotion, no en passant, no castling), and for those `play_known` updates the bitboards
+directly, about three times faster. It pushes the move and a lighter copy of the state
+(`_Undo`, or `_UndoRights` for a move that costs a castling right) where `push` pushes a
+`_BoardState`, so `Board.pop` takes either back. Anything unusual goes to `push`. `push` also
+cleans the castling rights of rights the position cannot use; the search cleans them once, on
+its own copy of the root, so that the two ways of making a move agree.
 
 The structure terms (`structure`) change only when a pawn moves or is taken, or a bishop is
 taken; only those moves pay for them.
@@ -44,6 +46,23 @@ class _Undo(tuple[int, int, int, int, int, int, int, int, int, "int | None", int
          board.turn) = self
 
 
+class _UndoRights(tuple[int, int, int, int, int, int, int, int, int, "int | None", int, int, bool, int]):
+    """`_Undo` and the castling rights: for a plain move that costs a right (a king or rook
+    leaving its square, a rook taken on its own)."""
+
+    __slots__ = ()
+
+    @property
+    def occupied(self) -> int:
+        return self[8]
+
+    def restore(self, board: chess.Board) -> None:
+        occupied_co = board.occupied_co
+        (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[1],
+         occupied_co[0], board.occupied, board.ep_square, board.halfmove_clock, board.fullmove_number,
+         board.turn, board.castling_rights) = self
+
+
 def play(board: chess.Board, move: chess.Move) -> tuple[int, int, int]:
     """Push `move` (pseudo-legal) and return its (midgame, endgame, phase) evaluation delta."""
     to_square = move.to_square
@@ -59,34 +78,48 @@ def play_known(board: chess.Board, move: chess.Move, piece: int, captured: int) 
     to_square = move.to_square
     to_bb = _SQUARES[to_square]
     both = _SQUARES[from_square] | to_bb
+    us = board.turn
+    occupied_co = board.occupied_co
+    rights = board.castling_rights
     # A king move is plain once its side has no castling right left (none to lose, no castling).
-    if (
-        (piece == 6 and board.castling_rights & HOME_RANK[board.turn])
-        or move.promotion
-        or board.promoted
-        or board.castling_rights & both
-        or (piece == 1 and to_square == board.ep_square)
-    ):
-        if piece != 1 and captured != 1 and captured != 3:
-            delta = move_delta(board, move)
+    rights_lost = (piece == 6 and rights & HOME_RANK[us]) or rights & both
+    if rights_lost or move.promotion or board.promoted or (piece == 1 and to_square == board.ep_square):
+        # Castling (the king two files over, or onto its own rook in Chess960 notation),
+        # promotions and en passant go to `push`; a move that only costs a castling right
+        # is made here like any other, its undo keeping the rights.
+        if (
+            move.promotion or board.promoted or piece == 1
+            or (piece == 6 and (occupied_co[us] & to_bb or abs(to_square - from_square) == 2))
+        ):
+            if piece != 1 and captured != 1 and captured != 3:
+                delta = move_delta(board, move)
+                board.push(move)
+                return delta
+            d_mg, d_eg, d_phase = move_delta(board, move)
+            before_mg, before_eg = structure(board)
             board.push(move)
-            return delta
-        d_mg, d_eg, d_phase = move_delta(board, move)
-        before_mg, before_eg = structure(board)
-        board.push(move)
-        after_mg, after_eg = structure(board)
-        return d_mg + after_mg - before_mg, d_eg + after_eg - before_eg, d_phase
+            after_mg, after_eg = structure(board)
+            return d_mg + after_mg - before_mg, d_eg + after_eg - before_eg, d_phase
     pawn_change = piece == 1 or captured == 1
     if pawn_change:
         pawns = board.pawns
-        white = board.occupied_co[1]
+        white = occupied_co[1]
         before_mg, before_eg = pawn_structure(pawns & white, pawns & ~white)
-    us = board.turn
-    occupied_co = board.occupied_co
-    board._stack.append(_Undo((  # type: ignore[arg-type]
-        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[1],
-        occupied_co[0], board.occupied, board.ep_square, board.halfmove_clock, board.fullmove_number, us,
-    )))
+    if rights_lost:
+        board._stack.append(_UndoRights((  # type: ignore[arg-type]
+            board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[1],
+            occupied_co[0], board.occupied, board.ep_square, board.halfmove_clock, board.fullmove_number, us,
+            rights,
+        )))
+        rights &= ~both
+        if piece == 6:
+            rights &= ~HOME_RANK[us]
+        board.castling_rights = rights
+    else:
+        board._stack.append(_Undo((  # type: ignore[arg-type]
+            board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[1],
+            occupied_co[0], board.occupied, board.ep_square, board.halfmove_clock, board.fullmove_number, us,
+        )))
     board.move_stack.append(move)
     board.ep_square = None
     if not us:

@@ -184,6 +184,8 @@ class Searcher:
         different work."""
         start = time.monotonic()
         board = position.copy(stack=False)
+        # As `push` would before a move: `play_known` keeps the rights it is given.
+        board.castling_rights = board.clean_castling_rights()
         # Killers are only meaningful for the position they were found in.
         self._killers = [[-1, -1] for _ in range(MAX_PLY + 2)]
         run = _SearchRun(self._tt, self._history, self._killers, board, history, limits, stop, on_info, start,
