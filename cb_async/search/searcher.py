@@ -74,6 +74,19 @@ for _depth in range(1, 64):
         _LMR[_depth][_count] = int(0.75 + math.log(_depth) * math.log(_count) / 2.25)
 
 
+_DIAG = chess.BB_DIAG_ATTACKS
+_DIAG_MASKS = chess.BB_DIAG_MASKS
+_FILE = chess.BB_FILE_ATTACKS
+_FILE_MASKS = chess.BB_FILE_MASKS
+_RANK = chess.BB_RANK_ATTACKS
+_RANK_MASKS = chess.BB_RANK_MASKS
+_PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
+_KNIGHT_ATTACKS = chess.BB_KNIGHT_ATTACKS
+#: [square]: every line through it (its empty-board queen rays).
+_RAYS = tuple(_DIAG[square][0] | _FILE[square][0] | _RANK[square][0] for square in range(64))
+_NO_CHECKS = ((0,) * 7, 0)
+
+
 def _check_targets(board: chess.Board, us: bool) -> tuple[tuple[int, ...], int]:
     """Where each of our piece types would give check, and the lines through their king.
 
@@ -82,24 +95,12 @@ def _check_targets(board: chess.Board, us: bool) -> tuple[tuple[int, ...], int]:
     """
     king = (board.kings & board.occupied_co[not us]).bit_length() - 1
     if king < 0:
-        return (0,) * 7, 0
+        return _NO_CHECKS
     occupied = board.occupied
-    diagonal = chess.BB_DIAG_ATTACKS[king][chess.BB_DIAG_MASKS[king] & occupied]
-    straight = (
-        chess.BB_FILE_ATTACKS[king][chess.BB_FILE_MASKS[king] & occupied]
-        | chess.BB_RANK_ATTACKS[king][chess.BB_RANK_MASKS[king] & occupied]
-    )
-    squares = (
-        0,
-        chess.BB_PAWN_ATTACKS[not us][king],
-        chess.BB_KNIGHT_ATTACKS[king],
-        diagonal,
-        straight,
-        diagonal | straight,
-        0,
-    )
-    rays = chess.BB_DIAG_ATTACKS[king][0] | chess.BB_FILE_ATTACKS[king][0] | chess.BB_RANK_ATTACKS[king][0]
-    return squares, rays
+    diagonal = _DIAG[king][_DIAG_MASKS[king] & occupied]
+    straight = _FILE[king][_FILE_MASKS[king] & occupied] | _RANK[king][_RANK_MASKS[king] & occupied]
+    squares = (0, _PAWN_ATTACKS[not us][king], _KNIGHT_ATTACKS[king], diagonal, straight, diagonal | straight, 0)
+    return squares, _RAYS[king]
 
 
 class SearchAborted(Exception):
