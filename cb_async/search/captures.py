@@ -10,6 +10,10 @@ bound, promotions to a queen only, en passant left out. Building the list here, 
 from __future__ import annotations
 
 import chess
+from chess import (
+    BB_DIAG_ATTACKS, BB_DIAG_MASKS, BB_FILE_ATTACKS, BB_FILE_MASKS, BB_KING_ATTACKS, BB_KNIGHT_ATTACKS,
+    BB_RANK_ATTACKS, BB_RANK_MASKS,
+)
 
 from cb_async.search.moves import PLAIN_MOVES
 
@@ -20,14 +24,6 @@ _NOT_FILE_H = chess.BB_ALL & ~chess.BB_FILE_H
 _Move = chess.Move
 _PLAIN = PLAIN_MOVES
 _QUEEN = chess.QUEEN
-_KNIGHT = chess.BB_KNIGHT_ATTACKS
-_KING = chess.BB_KING_ATTACKS
-_DIAG_MASKS = chess.BB_DIAG_MASKS
-_DIAG = chess.BB_DIAG_ATTACKS
-_FILE_MASKS = chess.BB_FILE_MASKS
-_FILE = chess.BB_FILE_ATTACKS
-_RANK_MASKS = chess.BB_RANK_MASKS
-_RANK = chess.BB_RANK_ATTACKS
 
 
 def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...]) -> list[tuple[int, chess.Move, int, int]]:
@@ -67,74 +63,70 @@ def captures(board: chess.Board, min_victim_value: int, values: tuple[int, ...])
     found: list[tuple[int, chess.Move, int, int]] = []
     append = found.append
 
+    # (targets, attacker type, source square, pawn shift): the pawns' captures as two groups
+    # found by shifting all of them at once (the source is the target less the shift), then
+    # each piece that takes something worth taking, from the highest square down as
+    # `piece_attacks` lists them (equal keys keep this order through the sort).
+    groups: list[tuple[int, int, int, int]] = []
     pawns = pawns_bb & ours
     if pawns:
         # Promotions count whatever they take; other pawn captures only what is worth taking.
         targets_of_pawns = (theirs & _BACKRANKS) | worth
         if us:
-            sides = (
-                ((pawns << 7) & _NOT_FILE_H & targets_of_pawns, 7),
-                ((pawns << 9) & _NOT_FILE_A & targets_of_pawns, 9),
-            )
+            groups.append(((pawns << 7) & _NOT_FILE_H & targets_of_pawns, 1, 0, 7))
+            groups.append(((pawns << 9) & _NOT_FILE_A & targets_of_pawns, 1, 0, 9))
         else:
-            sides = (
-                ((pawns >> 9) & _NOT_FILE_H & targets_of_pawns, -9),
-                ((pawns >> 7) & _NOT_FILE_A & targets_of_pawns, -7),
-            )
-        for targets, shift in sides:
-            while targets:
-                target = targets.bit_length() - 1
-                bit = 1 << target
-                targets ^= bit
-                victim = (
-                    1 if bit & pawns_bb else 2 if bit & knights else 3 if bit & bishops
-                    else 4 if bit & rooks else 5 if bit & queens else 6
-                )
-                if bit & _BACKRANKS:
-                    append((victim * 8 + 40, _Move(target - shift, target, _QUEEN), 1, victim))
-                else:
-                    append((victim * 8 - 1, _PLAIN[(target - shift) << 6 | target], 1, victim))
-
+            groups.append(((pawns >> 9) & _NOT_FILE_H & targets_of_pawns, 1, 0, -9))
+            groups.append(((pawns >> 7) & _NOT_FILE_A & targets_of_pawns, 1, 0, -7))
     if worth:
         occupied = board.occupied
         diagonal = bishops | queens
         straight = rooks | queens
         pieces = ours & ~pawns_bb
-        # From the highest square down, as `piece_attacks` lists them (equal keys keep this order).
         while pieces:
             source = pieces.bit_length() - 1
             bit = 1 << source
             pieces ^= bit
             if bit & knights:
+                targets = BB_KNIGHT_ATTACKS[source] & worth
                 attacker = 2
-                targets = _KNIGHT[source] & worth
             elif bit & kings:
+                targets = BB_KING_ATTACKS[source] & worth
                 attacker = 6
-                targets = _KING[source] & worth
             elif not bit & straight:
+                targets = BB_DIAG_ATTACKS[source][BB_DIAG_MASKS[source] & occupied] & worth
                 attacker = 3
-                targets = _DIAG[source][_DIAG_MASKS[source] & occupied] & worth
             elif not bit & diagonal:
+                targets = (
+                    BB_FILE_ATTACKS[source][BB_FILE_MASKS[source] & occupied]
+                    | BB_RANK_ATTACKS[source][BB_RANK_MASKS[source] & occupied]
+                ) & worth
                 attacker = 4
-                targets = (
-                    _FILE[source][_FILE_MASKS[source] & occupied] | _RANK[source][_RANK_MASKS[source] & occupied]
-                ) & worth
             else:
-                attacker = 5
                 targets = (
-                    _DIAG[source][_DIAG_MASKS[source] & occupied]
-                    | _FILE[source][_FILE_MASKS[source] & occupied]
-                    | _RANK[source][_RANK_MASKS[source] & occupied]
+                    BB_DIAG_ATTACKS[source][BB_DIAG_MASKS[source] & occupied]
+                    | BB_FILE_ATTACKS[source][BB_FILE_MASKS[source] & occupied]
+                    | BB_RANK_ATTACKS[source][BB_RANK_MASKS[source] & occupied]
                 ) & worth
-            while targets:
-                target = targets.bit_length() - 1
-                bit = 1 << target
-                targets ^= bit
-                victim = (
-                    1 if bit & pawns_bb else 2 if bit & knights else 3 if bit & bishops
-                    else 4 if bit & rooks else 5 if bit & queens else 6
-                )
-                append((victim * 8 - attacker, _PLAIN[source << 6 | target], attacker, victim))
+                attacker = 5
+            if targets:
+                groups.append((targets, attacker, source, 0))
+
+    for targets, attacker, source, shift in groups:
+        while targets:
+            target = targets.bit_length() - 1
+            bit = 1 << target
+            targets ^= bit
+            victim = (
+                1 if bit & pawns_bb else 2 if bit & knights else 3 if bit & bishops
+                else 4 if bit & rooks else 5 if bit & queens else 6
+            )
+            if shift:
+                source = target - shift
+                if bit & _BACKRANKS:
+                    append((victim * 8 + 40, _Move(source, target, _QUEEN), 1, victim))
+                    continue
+            append((victim * 8 - attacker, _PLAIN[source << 6 | target], attacker, victim))
     if len(found) > 1:
         found.sort(key=_first, reverse=True)
     return found

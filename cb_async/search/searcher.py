@@ -22,6 +22,10 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 import chess
+from chess import (
+    BB_DIAG_ATTACKS, BB_DIAG_MASKS, BB_FILE_ATTACKS, BB_FILE_MASKS, BB_KNIGHT_ATTACKS, BB_PAWN_ATTACKS,
+    BB_RANK_ATTACKS, BB_RANK_MASKS,
+)
 
 from cb_async.limits import MAX_DEPTH, Limits
 from cb_async.results import Score, SearchInfo, SearchResult
@@ -74,16 +78,10 @@ for _depth in range(1, 64):
         _LMR[_depth][_count] = int(0.75 + math.log(_depth) * math.log(_count) / 2.25)
 
 
-_DIAG = chess.BB_DIAG_ATTACKS
-_DIAG_MASKS = chess.BB_DIAG_MASKS
-_FILE = chess.BB_FILE_ATTACKS
-_FILE_MASKS = chess.BB_FILE_MASKS
-_RANK = chess.BB_RANK_ATTACKS
-_RANK_MASKS = chess.BB_RANK_MASKS
-_PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
-_KNIGHT_ATTACKS = chess.BB_KNIGHT_ATTACKS
 #: [square]: every line through it (its empty-board queen rays).
-_RAYS = tuple(_DIAG[square][0] | _FILE[square][0] | _RANK[square][0] for square in range(64))
+_RAYS = tuple(
+    BB_DIAG_ATTACKS[square][0] | BB_FILE_ATTACKS[square][0] | BB_RANK_ATTACKS[square][0] for square in range(64)
+)
 _NO_CHECKS = ((0,) * 7, 0)
 
 
@@ -97,9 +95,11 @@ def _check_targets(board: chess.Board, us: bool) -> tuple[tuple[int, ...], int]:
     if king < 0:
         return _NO_CHECKS
     occupied = board.occupied
-    diagonal = _DIAG[king][_DIAG_MASKS[king] & occupied]
-    straight = _FILE[king][_FILE_MASKS[king] & occupied] | _RANK[king][_RANK_MASKS[king] & occupied]
-    squares = (0, _PAWN_ATTACKS[not us][king], _KNIGHT_ATTACKS[king], diagonal, straight, diagonal | straight, 0)
+    diagonal = BB_DIAG_ATTACKS[king][BB_DIAG_MASKS[king] & occupied]
+    straight = (
+        BB_FILE_ATTACKS[king][BB_FILE_MASKS[king] & occupied] | BB_RANK_ATTACKS[king][BB_RANK_MASKS[king] & occupied]
+    )
+    squares = (0, BB_PAWN_ATTACKS[not us][king], BB_KNIGHT_ATTACKS[king], diagonal, straight, diagonal | straight, 0)
     return squares, _RAYS[king]
 
 
