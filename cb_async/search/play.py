@@ -46,21 +46,19 @@ class _Undo(tuple[int, int, int, int, int, int, int, int, int, "int | None", int
          board.turn) = self
 
 
-class _UndoRights(tuple[int, int, int, int, int, int, int, int, int, "int | None", int, int, bool, int]):
-    """`_Undo` and the castling rights: for a plain move that costs a right (a king or rook
-    leaving its square, a rook taken on its own)."""
+class _UndoRights(tuple[_Undo, int]):
+    """An `_Undo` and the castling rights, for a plain move that costs a right (a king or a
+    rook leaving its square, a rook taken on its own)."""
 
     __slots__ = ()
 
     @property
     def occupied(self) -> int:
-        return self[8]
+        return self[0].occupied
 
     def restore(self, board: chess.Board) -> None:
-        occupied_co = board.occupied_co
-        (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[1],
-         occupied_co[0], board.occupied, board.ep_square, board.halfmove_clock, board.fullmove_number,
-         board.turn, board.castling_rights) = self
+        self[0].restore(board)
+        board.castling_rights = self[1]
 
 
 def play(board: chess.Board, move: chess.Move) -> tuple[int, int, int]:
@@ -105,21 +103,18 @@ def play_known(board: chess.Board, move: chess.Move, piece: int, captured: int) 
         pawns = board.pawns
         white = occupied_co[1]
         before_mg, before_eg = pawn_structure(pawns & white, pawns & ~white)
+    undo = _Undo((
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[1],
+        occupied_co[0], board.occupied, board.ep_square, board.halfmove_clock, board.fullmove_number, us,
+    ))
     if rights_lost:
-        board._stack.append(_UndoRights((  # type: ignore[arg-type]
-            board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[1],
-            occupied_co[0], board.occupied, board.ep_square, board.halfmove_clock, board.fullmove_number, us,
-            rights,
-        )))
+        board._stack.append(_UndoRights((undo, rights)))  # type: ignore[arg-type]
         rights &= ~both
         if piece == 6:
             rights &= ~HOME_RANK[us]
         board.castling_rights = rights
     else:
-        board._stack.append(_Undo((  # type: ignore[arg-type]
-            board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings, occupied_co[1],
-            occupied_co[0], board.occupied, board.ep_square, board.halfmove_clock, board.fullmove_number, us,
-        )))
+        board._stack.append(undo)  # type: ignore[arg-type]
     board.move_stack.append(move)
     board.ep_square = None
     if not us:
