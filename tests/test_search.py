@@ -362,6 +362,25 @@ def _state(board: chess.Board) -> tuple:
     )
 
 
+def test_castling_rights_the_position_cannot_use_change_nothing() -> None:
+    """A FEN may grant rights with no rook or king on their squares. `push` cleans them before
+    every move and `play` keeps what it is given, so the search cleans its root's once: it
+    searches such a position exactly as the same position with its rights cleaned, and leaves
+    the caller's board as it was."""
+    fen = "r3k3/pppq4/8/8/8/8/3Q1PPP/4K3 w KQkq - 0 1"  # no white rooks, no black h-rook
+    board = chess.Board(fen)
+    cleaned = chess.Board(fen)
+    cleaned.castling_rights = cleaned.clean_castling_rights()
+    granted = board.castling_rights
+    assert cleaned.castling_rights != granted
+    for depth in (3, 5):
+        dirty, clean = run(board, Limits(depth=depth)), run(cleaned, Limits(depth=depth))
+        assert (dirty.best_move, dirty.score, dirty.nodes) == (clean.best_move, clean.score, clean.nodes)
+        assert dirty.pv == clean.pv
+        assert_consistent(board, dirty)
+    assert board.castling_rights == granted
+
+
 def test_play_matches_push_and_the_evaluation() -> None:
     from cb_async.search.evaluation import evaluate_from_scratch
     from cb_async.search.play import play
