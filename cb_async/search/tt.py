@@ -21,6 +21,8 @@ from typing import Protocol
 
 import chess
 
+from cb_async.search.moves import PLAIN_MOVES
+
 EXACT = 0
 LOWER = 1
 UPPER = 2
@@ -105,23 +107,28 @@ class TranspositionTable:
 SCORE_OFFSET = 1 << 17
 _SCORE_MASK = (1 << 18) - 1
 _MOVE_PRESENT = 1 << 15
-_MOVES: dict[int, chess.Move] = {}
 
 
-def _move_code(move: chess.Move | None) -> int:
-    if move is None:
-        return 0
-    return _MOVE_PRESENT | (move.promotion or 0) << 12 | move.to_square << 6 | move.from_square
+def _decoded_moves() -> list[chess.Move | None]:
+    """[move code]: the move it stands for (None for 0, no move); every plain move is the
+    search's own (`PLAIN_MOVES`), and every promotion from a seventh rank to a last one.
+
+    A slot is read at nearly every node of a search on a shared table: one list index there
+    costs a fraction of building or looking up the move through a function call."""
+    moves: list[chess.Move | None] = [None] * (1 << 16)
+    for code, move in enumerate(PLAIN_MOVES):
+        moves[_MOVE_PRESENT | (code & 63) << 6 | code >> 6] = move
+    for from_rank, to_rank in ((6, 7), (1, 0)):
+        for from_file in range(8):
+            for to_file in range(max(0, from_file - 1), min(8, from_file + 2)):
+                source = chess.square(from_file, from_rank)
+                target = chess.square(to_file, to_rank)
+                for promotion in (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN):
+                    moves[_MOVE_PRESENT | promotion << 12 | target << 6 | source] = chess.Move(source, target, promotion)
+    return moves
 
 
-def _decode_move(code: int) -> chess.Move | None:
-    if not code:
-        return None
-    move = _MOVES.get(code)
-    if move is None:
-        promotion = code >> 12 & 7
-        move = _MOVES[code] = chess.Move(code & 63, code >> 6 & 63, promotion or None)
-    return move
+_MOVES = _decoded_moves()
 
 
 class SharedSlots:
@@ -146,7 +153,7 @@ class SharedSlots:
             data >> 3 & 0xFF,
             data >> 1 & 3,
             (data >> 11 & _SCORE_MASK) - SCORE_OFFSET,
-            _decode_move(data >> 29),
+            _MOVES[data >> 29],
         )
 
     def __setitem__(self, slot: int, entry: Entry | None) -> None:
@@ -155,10 +162,9 @@ class SharedSlots:
             words[2 * slot + 1] = 0
             return
         key, depth, bound, score, move = entry
-        data = (
-            1 | bound << 1 | (depth if depth < 255 else 255) << 3
-            | (score + SCORE_OFFSET) << 11 | _move_code(move) << 29
-        )
+        data = 1 | bound << 1 | (depth if depth < 255 else 255) << 3 | (score + SCORE_OFFSET) << 11
+        if move is not None:
+            data |= (_MOVE_PRESENT | (move.promotion or 0) << 12 | move.to_square << 6 | move.from_square) << 29
         # The entry first, then the key that makes it readable.
         words[2 * slot + 1] = data
         words[2 * slot] = key ^ data
