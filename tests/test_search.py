@@ -449,6 +449,26 @@ def test_the_attack_tests_answer_as_python_chess_does() -> None:
     assert answers == {True, False, ("into", True), ("into", False)}
 
 
+def test_the_pinned_pieces_are_python_chess_s_slider_blockers() -> None:
+    """The search's legality test skips the moves of pieces this leaves out: it must name every
+    piece that stands alone between the king and an enemy slider, and nothing else."""
+    from cb_async.search.attacks import pinned
+
+    found = set()
+    for board in _random_positions(12, seed=29):
+        king = board.king(board.turn)
+        assert king is not None
+        expected = board._slider_blockers(king)
+        assert pinned(board, king) == expected, board.fen()
+        found.add(bool(expected))
+    # Two pieces between the king and the rook: neither is pinned; one alone is.
+    board = chess.Board("4r1k1/8/8/8/4N3/4B3/8/4K3 w - - 0 1")
+    assert pinned(board, chess.E1) == 0
+    board = chess.Board("4r1k1/8/8/8/8/4B3/8/4K3 w - - 0 1")
+    assert pinned(board, chess.E1) == chess.BB_E3
+    assert found == {True, False}
+
+
 def _exchange_by_playing(board: chess.Board, target: int, values: tuple[int, ...]) -> int:
     """What the side to move can win on `target` by recapturing there, if it wants to: each
     recapture made on the board with the least valuable attacker python-chess names."""

@@ -88,6 +88,35 @@ def attacked_by(board: chess.Board, colour: bool, square: int) -> bool:
     )
 
 
+#: [a][b]: the squares strictly between two squares on a line (0 when not on one).
+_BETWEEN = tuple(tuple(chess.between(a, b) for b in chess.SQUARES) for a in chess.SQUARES)
+
+
+def pinned(board: chess.Board, king: int) -> int:
+    """The side to move's pieces that stand alone between `king` (its king's square) and an
+    enemy slider on that line: python-chess's `Board._slider_blockers`.
+
+    The search asks this at every node to know which moves need a legality test; python-chess
+    walks the sliders with a generator and two function calls each, this with table reads."""
+    queens = board.queens
+    theirs = board.occupied_co[not board.turn]
+    snipers = (
+        ((_RANK[king][0] | _FILE[king][0]) & (board.rooks | queens))
+        | (_DIAG[king][0] & (board.bishops | queens))
+    ) & theirs
+    blockers = 0
+    if snipers:
+        occupied = board.occupied
+        between = _BETWEEN[king]
+        while snipers:
+            sniper = snipers.bit_length() - 1
+            snipers ^= 1 << sniper
+            alone = between[sniper] & occupied
+            if alone and not alone & (alone - 1):
+                blockers |= alone
+    return blockers & board.occupied_co[board.turn]
+
+
 def was_into_check(board: chess.Board) -> bool:
     """`Board.was_into_check()`: whether the side that just moved left its king attacked."""
     mover = not board.turn

@@ -29,7 +29,7 @@ from chess import (
 
 from cb_async.limits import MAX_DEPTH, Limits
 from cb_async.results import Score, SearchInfo, SearchResult
-from cb_async.search.attacks import attacked_by, exchange, is_check, piece_attacks, was_into_check
+from cb_async.search.attacks import attacked_by, exchange, is_check, piece_attacks, pinned, was_into_check
 from cb_async.search.captures import captures
 from cb_async.search.control import StopToken
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
@@ -427,7 +427,6 @@ class _SearchRun:
         # `Board.pop` inlined where the tree takes moves back: one Python call fewer per move.
         state_pop = board._stack.pop
         move_pop = board.move_stack.pop
-        slider_blockers = board._slider_blockers
         occupied_co = board.occupied_co
         gen_captures = captures
         gen_quiets = scored_quiets
@@ -644,7 +643,7 @@ class _SearchRun:
                 unsafe = BB_ALL
             else:
                 king_bb = board.kings & occupied_co[turn]
-                unsafe = slider_blockers(king_bb.bit_length() - 1) | king_bb
+                unsafe = pinned(board, king_bb.bit_length() - 1) | king_bb
             ep_square = board.ep_square
             # Quiet moves near the horizon: all of them are futile when the static evaluation
             # is far below alpha, and only the first few are worth trying (late-move pruning).
