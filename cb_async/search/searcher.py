@@ -83,6 +83,8 @@ _RAYS = tuple(
     BB_DIAG_ATTACKS[square][0] | BB_FILE_ATTACKS[square][0] | BB_RANK_ATTACKS[square][0] for square in range(64)
 )
 _NO_CHECKS = ((0,) * 7, 0)
+#: `_check_targets` for a move that is tested after the push whatever it is.
+_EVERY_CHECK = ((chess.BB_ALL,) * 7, chess.BB_ALL)
 
 
 def _check_targets(board: chess.Board, us: bool) -> tuple[tuple[int, ...], int]:
@@ -639,21 +641,19 @@ class _SearchRun:
             child_pv = ply + 1
             # Legality is checked after the push, and only where a move can be illegal: out of
             # check, only king moves, moves of pinned pieces and en passant can expose the king.
-            if in_check:
-                unsafe = BB_ALL
-            else:
-                king_bb = board.kings & occupied_co[turn]
-                unsafe = pinned(board, king_bb.bit_length() - 1) | king_bb
+            # Whether a move gives check is asked of the board after the push only when it can:
+            # when the piece lands on a square from which its type attacks their king, leaves a
+            # line through their king, promotes, takes en passant or castles.
+            # Both sets are built with the captures: the table's move, tried first, is tested
+            # in full, so that a node it cuts off does not build them.
+            unsafe = BB_ALL
+            check_squares, check_rays = _EVERY_CHECK
             ep_square = board.ep_square
             # Quiet moves near the horizon: all of them are futile when the static evaluation
             # is far below alpha, and only the first few are worth trying (late-move pruning).
             prune_quiets = not pv_node and not in_check and depth <= 3
             futile = prune_quiets and depth <= 2 and static + 150 * depth <= alpha
             late_limit = 3 + 3 * depth * depth
-            # Whether a move gives check is asked of the board after the push only when it can:
-            # when the piece lands on a square from which its type attacks their king, leaves a
-            # line through their king, promotes, takes en passant or castles.
-            check_squares, check_rays = _check_targets(board, turn)
             may_castle = board.castling_rights
             # The node's pieces, to tell a move's piece and victim without a method call (the
             # board is the same after every `pop`).
@@ -773,6 +773,10 @@ class _SearchRun:
                         moves = losing_captures
                         continue
                     if stage == 1:
+                        if not in_check:
+                            king_bb = board.kings & occupied_co[turn]
+                            unsafe = pinned(board, king_bb.bit_length() - 1) | king_bb
+                        check_squares, check_rays = _check_targets(board, turn)
                         # Where our pieces attack, for the captures and again for the quiet moves.
                         attacks = gen_attacks(board, occupied_co[turn])
                         scored = gen_scored_captures(board, tt_move, order_value, attacks)
