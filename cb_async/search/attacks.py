@@ -9,7 +9,9 @@ pieces).
 The search also asks, at nearly every node, whether one square is attacked (is the king in
 check, did the move just made leave it there, is a capture's victim defended). `attacked_by`
 answers that by asking the cheap attackers first (pawns, knights, the king) and stopping at the
-first one found, where `Board.is_attacked_by` builds the whole attacker mask.
+first one found, where `Board.is_attacked_by` builds the whole attacker mask. And it asks which
+of its pieces are pinned to the king (`pinned`), so that only their moves, the king's and en
+passant need that test after the push.
 """
 
 from __future__ import annotations
