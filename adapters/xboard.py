@@ -51,7 +51,7 @@ _OPTIONS_WITH_COMMANDS = frozenset({"Hash", "Threads", "Ponder"})
 
 #: Sent by python-chess and XBoard as housekeeping; accepted without a word.
 _SILENT = frozenset({
-    "xboard", "accepted", "rejected", "random", "computer", "name", "rating", "ics", "draw", ".",
+    "xboard", "accepted", "rejected", "random", "draw", ".",
 })
 
 _COORDINATE_MOVE = re.compile(r"[a-h][1-8][a-h][1-8][qrbnk]?")
@@ -265,6 +265,24 @@ class _Search:
 
 
 @dataclass
+class XBoardOpponent:
+    """Who the engine plays, from `name`, `rating`, `computer` and `ics` (sent after `new`):
+    passed to the session as the `UCI_Opponent` option, which Level Follows Opponent reads."""
+
+    name: str = ""
+    rating: int | None = None
+    computer: bool = False
+    ics: str = ""
+
+    def uci_opponent(self) -> str:
+        """UCI's `UCI_Opponent` text: `title rating computer|human name` (no title in CECP)."""
+        if not (self.name or self.rating or self.computer):
+            return ""
+        rating = str(self.rating) if self.rating else "none"
+        return f"none {rating} {'computer' if self.computer else 'human'} {self.name or 'unknown'}"
+
+
+@dataclass
 class XBoardGame:
     """The XBoard game: position with its moves, who the engine plays, and the modes."""
 
@@ -276,6 +294,7 @@ class XBoardGame:
     multipv: int = 1
     excluded: set[chess.Move] = field(default_factory=set)
     clock: TimeControl = field(default_factory=TimeControl)
+    opponent: XBoardOpponent = field(default_factory=XBoardOpponent)
 
     def root_moves(self) -> list[chess.Move]:
         """The moves a search may play: all legal ones less the excluded."""
@@ -311,6 +330,7 @@ class XBoardAdapter:
             "nopost": self._nopost, "analyze": self._analyze, "exit": self._exit,
             "memory": self._memory, "cores": self._cores, "option": self._option,
             "exclude": self._exclude, "include": self._include, "egtpath": self._egtpath,
+            "name": self._name, "rating": self._rating, "computer": self._computer, "ics": self._ics,
         }
 
     # -- input ----------------------------------------------------------------------------
@@ -346,9 +366,36 @@ class XBoardAdapter:
         game.clock.depth = None  # `sd` and `nps` last until `new`; the time control stays
         game.clock.node_rate = None
         commands.append(NewGame())
+        if game.opponent != XBoardOpponent():  # a new game, a new opponent (if any: after `new`)
+            game.opponent = XBoardOpponent()
+            commands.append(self._opponent_option())
         if game.analyzing:
             commands += self._start_analysis(at)
         return commands
+
+    # -- the opponent: accepted silently (python-chess aborts a game on any error line) ------
+
+    def _opponent_option(self) -> Command:
+        return SetOptions((("UCI_Opponent", self.game.opponent.uci_opponent()),))
+
+    def _name(self, args: list[str], rest: str, at: float) -> list[Command]:
+        self.game.opponent.name = rest
+        return [self._opponent_option()]
+
+    def _rating(self, args: list[str], rest: str, at: float) -> list[Command]:
+        """`rating ENGINE OPPONENT`: only the opponent's counts (0 or junk: unknown)."""
+        rating = _number(args[1:], int)
+        self.game.opponent.rating = rating if rating is not None and rating > 0 else None
+        return [self._opponent_option()]
+
+    def _computer(self, args: list[str], rest: str, at: float) -> list[Command]:
+        self.game.opponent.computer = True
+        return [self._opponent_option()]
+
+    def _ics(self, args: list[str], rest: str, at: float) -> list[Command]:
+        """`ics HOST` (`ics -`: not on a server): kept, it changes nothing in the search."""
+        self.game.opponent.ics = "" if rest == "-" else rest
+        return []
 
     def _variant(self, args: list[str], rest: str, at: float) -> list[Command]:
         name = args[0] if args else ""
@@ -750,7 +797,7 @@ def features(identity: Identity) -> list[str]:
     """The `protover 2` answer: one burst ending with `done=1` (XBoard waits 2 s, python-chess
     too). Only what works is claimed: Syzygy tables through `egtpath`."""
     lines = [
-        "feature ping=1 setboard=1 playother=1 san=0 usermove=1 time=1 draw=0 sigint=0 sigterm=0"
+        "feature ping=1 setboard=1 playother=1 san=0 usermove=1 time=1 draw=0 sigint=0 sigterm=1"
         " reuse=1 analyze=1 colors=0 memory=1 smp=1 nps=1 exclude=1 egt=\"syzygy\""
         f' variants="normal,fischerandom" myname="{identity.name} {identity.version}"',
     ]

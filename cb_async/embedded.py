@@ -6,7 +6,8 @@ while it thinks (a thread would hold the GIL for up to the switch interval at a 
 cancelling the task that awaits `play` or `analyse` stops the search at once.
 
 Arguments, defaults, return types and exceptions follow `chess.engine.Protocol`, so switching
-from a Stockfish subprocess to embedded cb-async is one line:
+from a Stockfish subprocess to embedded cb-async is one line (bot frameworks included: lichess-bot
+calls `send_opponent_information`, `play` and `send_game_result`):
 
     engine = await cb_async.Engine().start()     # instead of chess.engine.popen_uci(...)
 
@@ -127,6 +128,28 @@ class _Pending(Generic[T]):
         if self._error is not None:
             raise self._error
         return self._value  # type: ignore[return-value]
+
+
+class ReturnCode:
+    """`engine.returncode`, python-chess's future of the engine's exit code, on asyncio and trio:
+    `done()`, `result()` (0 once the engine is closed, 1 if its session failed), or `await` it."""
+
+    def __init__(self) -> None:
+        self._code: _Pending[int] = _Pending()
+
+    def done(self) -> bool:
+        return self._code.done()
+
+    def result(self) -> int:
+        if not self._code.done():
+            raise RuntimeError("the engine is still running")
+        return self._code._value if self._code._value is not None else 1
+
+    def set(self, code: int) -> None:
+        self._code.set(code)
+
+    def __await__(self) -> Any:
+        return self._code.wait().__await__()
 
 
 class Analysis:
@@ -265,6 +288,10 @@ class Engine:
             for spec in option_table.OPTIONS if "uci" in spec.protocols
         }
         self.config: dict[str, Any] = {}
+        #: python-chess keeps the options a command set for itself apart from `config`; every
+        #: option here is set at once, so the two are the same mapping.
+        self.target_config = self.config
+        self.returncode = ReturnCode()
         self._runner: ProcessRunner | None = None
         self._session: Session | None = None
         self._session_scope: anyio.CancelScope | None = None
@@ -291,10 +318,12 @@ class Engine:
         except WorkerDied as error:
             await anyio.to_thread.run_sync(runner.close)
             self._closed = True
+            self.returncode.set(1)
             raise EngineTerminatedError(f"{error}. {_GUARD_HINT}") from None
         except BaseException:
             await anyio.to_thread.run_sync(runner.close)
             self._closed = True
+            self.returncode.set(1)
             raise
         self._session = Session(runner, self._sink)
         self._session_scope = anyio.CancelScope()
@@ -311,6 +340,7 @@ class Engine:
                 await self._session.run()
         except Exception:
             LOGGER.exception("the cb-async session failed")
+            self.returncode.set(1)
         finally:
             self._session_ended.set()
             for pending in self._replies.values():
@@ -343,6 +373,7 @@ class Engine:
                     await ended.wait()
             if runner is not None:
                 await anyio.to_thread.run_sync(runner.close)
+            self.returncode.set(0)
 
     quit = aclose
 
@@ -400,8 +431,34 @@ class Engine:
 
     # -- python-chess's Protocol ------------------------------------------------------------
 
+    async def initialize(self) -> None:
+        """python-chess's handshake; `start()` has done it. Raises if the engine is not running."""
+        await self.ping()
+
     async def ping(self) -> None:
         await self._request(lambda t: IsReady(tag=t))
+
+    async def send_opponent_information(self, *, opponent: chess.engine.Opponent | None = None,
+                                        engine_rating: int | None = None) -> None:
+        """Who the engine plays, as python-chess's UCI client sends it: the `UCI_Opponent`
+        option (`title rating computer|human name`), set only for an opponent with a name.
+        With UCI_LimitStrength and Level Follows Opponent the level follows its rating.
+        `engine_rating` is for XBoard engines only, as in python-chess."""
+        if opponent is not None and opponent.name:
+            title = opponent.title or "none"
+            rating = opponent.rating or "none"
+            kind = "computer" if opponent.is_engine else "human"
+            await self.configure({"UCI_Opponent": f"{title} {rating} {kind} {opponent.name}"})
+
+    async def send_game_result(self, board: chess.Board, winner: chess.Color | None = None,
+                               game_ending: str | None = None, game_complete: bool = True) -> None:
+        """The game is over. As python-chess's UCI client: nothing to tell a UCI engine (the
+        next game's `play` with another `game` starts a new one); a running ponder search ends.
+        A game ending with a line break or braces is refused, as python-chess refuses it."""
+        if game_ending and any(c in game_ending for c in "{}\n\r"):
+            raise EngineError(f"invalid line break or curly braces in game ending message: {game_ending!r}")
+        async with self._guarded():
+            await self._finish_running()
 
     async def configure(self, options: Mapping[str, Any]) -> None:
         for name in options:
@@ -412,10 +469,12 @@ class Engine:
 
     async def play(self, board: chess.Board, limit: Limit, *, game: object = None, info: InfoSelector = INFO_NONE,
                    ponder: bool = False, draw_offered: bool = False, root_moves: Iterable[chess.Move] | None = None,
-                   options: Mapping[str, Any] = {}, opponent: object = None) -> PlayResult:
+                   options: Mapping[str, Any] = {}, opponent: chess.engine.Opponent | None = None) -> PlayResult:
         async with self._guarded():
             running = await self._hit_or_drop_ponder(board, game)
             if running is None:
+                if opponent is not None:
+                    await self.send_opponent_information(opponent=opponent)
                 await self._new_game_if(game)
                 async with _TemporaryOptions(self, options):
                     running = _Running(next(self._tags), _Pending())

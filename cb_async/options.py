@@ -98,6 +98,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("UCI_LimitStrength", "check", False, doc="play at the level UCI_Elo instead of full strength"),
     OptionSpec("UCI_Elo", "spin", DEFAULT_ELO, MIN_ELO, MAX_ELO,
                doc="the level, on the scale of Stockfish's UCI_Elo (see levels.md)"),
+    #: python-chess sends it (`send_opponent_information`, lichess-bot) only to engines that
+    #: declare it; XBoard's `name`, `rating` and `computer` set it too.
+    OptionSpec("UCI_Opponent", "string", "", protocols=frozenset({"uci"}),
+               doc="who the engine plays: `title rating computer|human name`, as lichess-bot sends it"),
+    OptionSpec("Level Follows Opponent", "check", False,
+               doc=f"with UCI_LimitStrength: play at the opponent's rating (UCI_Opponent or XBoard's `rating`), "
+                   f"kept within {MIN_ELO}..{MAX_ELO}, instead of UCI_Elo"),
     OptionSpec("maxTimeMs", "spin", 600_000, 1, 2_147_483_647, protocols=frozenset({"cnp"}),
                doc="every search answers within this many ms (`--max-time-ms` sets it at start)"),
 )

@@ -17,7 +17,7 @@ import chess
 import chess.engine
 from chess.engine import AnalysisComplete, InfoDict, Limit, PlayResult
 
-from cb_async.embedded import Analysis, Engine
+from cb_async.embedded import Analysis, Engine, ReturnCode
 
 T = TypeVar("T")
 
@@ -52,6 +52,29 @@ class SimpleEngine:
     @property
     def options(self) -> dict[str, chess.engine.Option]:
         return self.engine.options
+
+    @property
+    def protocol(self) -> Engine:
+        """python-chess's `SimpleEngine.protocol`: the async engine underneath."""
+        return self.engine
+
+    #: python-chess's subprocess transport: there is none (the search runs in a worker process
+    #: the engine owns), so code like lichess-bot's `if engine.transport is not None` skips it.
+    transport = None
+
+    @property
+    def returncode(self) -> ReturnCode:
+        """`done()` and `result()` of the engine's exit code (0 once closed)."""
+        return self.engine.returncode
+
+    def send_opponent_information(self, *, opponent: chess.engine.Opponent | None = None,
+                                  engine_rating: int | None = None) -> None:
+        self._run(lambda: self.engine.send_opponent_information(opponent=opponent, engine_rating=engine_rating),
+                  self.timeout)
+
+    def send_game_result(self, board: chess.Board, winner: chess.Color | None = None,
+                         game_ending: str | None = None, game_complete: bool = True) -> None:
+        self._run(lambda: self.engine.send_game_result(board, winner, game_ending, game_complete), self.timeout)
 
     def ping(self) -> None:
         self._run(self.engine.ping, self.timeout)

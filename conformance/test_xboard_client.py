@@ -112,3 +112,18 @@ def test_chess960_castling(engine: chess.engine.SimpleEngine) -> None:
     assert result.move is not None and board.is_castling(result.move)
     board.push(result.move)
     assert board.is_checkmate()
+
+
+def test_an_xboard_start_through_python_chess_logs_no_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """lichess-bot operators read python-chess's log: a start must not warn (it once said
+    `Rejecting feature sigterm=0` every time)."""
+    with caplog.at_level("DEBUG", logger="chess.engine"):
+        with chess.engine.SimpleEngine.popen_xboard(engine_command(), timeout=TIMEOUT) as engine:
+            engine.ping()
+            opponent = chess.engine.Opponent(name="someone", title=None, rating=1500, is_engine=True)
+            engine.send_opponent_information(opponent=opponent, engine_rating=1400)
+            assert engine.play(chess.Board(), chess.engine.Limit(depth=1)).move is not None
+    assert [r.getMessage() for r in caplog.records if r.levelno >= 30] == []
+    sent = [r.getMessage() for r in caplog.records if "<< " in r.getMessage()]
+    assert any(line.endswith("<< rating 1400 1500") for line in sent), sent
+    assert not any("rejected" in line for line in sent), sent

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import chess
+import pytest
 
 from cb_async.timeman import stop_token
 from cb_async.search.levels import CALIBRATION, MAX_ELO, MIN_ELO, level_for, settings_at, strength_of
@@ -76,3 +77,18 @@ def test_low_levels_vary_their_moves_over_positions_high_levels_play_the_best() 
             for b in boards]
     weak = [_answer(800, Limits(depth=2), b).best_move for b in boards]
     assert weak != full
+
+
+@pytest.mark.parametrize("options,elo", [
+    ({"UCI_Elo": 1200}, 1200),
+    ({"UCI_Elo": 1200, "UCI_Opponent": "none 1700 human someone"}, 1200),  # off by default
+    ({"UCI_Elo": 1200, "Level Follows Opponent": True, "UCI_Opponent": "none 1700 human someone"}, 1700),
+    ({"UCI_Elo": 1200, "Level Follows Opponent": True, "UCI_Opponent": "GM 2850 human Magnus"}, MAX_ELO),
+    ({"UCI_Elo": 1200, "Level Follows Opponent": True, "UCI_Opponent": "none 400 human beginner"}, MIN_ELO),
+    ({"UCI_Elo": 1200, "Level Follows Opponent": True, "UCI_Opponent": "none none computer bot"}, 1200),
+    ({"UCI_Elo": 1200, "Level Follows Opponent": True, "UCI_Opponent": ""}, 1200),
+])
+def test_the_level_follows_the_opponents_rating_only_when_asked_and_within_the_calibrated_range(
+        options: dict[str, object], elo: int) -> None:
+    settings = SearchSettings.from_options({"UCI_LimitStrength": True, **options})
+    assert settings.elo == elo

@@ -82,7 +82,7 @@ def test_protover_sends_the_features_in_one_burst_ending_with_done() -> None:
     lines, followups = adapter.on_event(Identity("cb-async", "authors", "0.1.0", OPTIONS))
     assert followups == []
     assert lines == [
-        "feature ping=1 setboard=1 playother=1 san=0 usermove=1 time=1 draw=0 sigint=0 sigterm=0"
+        "feature ping=1 setboard=1 playother=1 san=0 usermove=1 time=1 draw=0 sigint=0 sigterm=1"
         ' reuse=1 analyze=1 colors=0 memory=1 smp=1 nps=1 exclude=1 egt="syzygy" variants="normal,fischerandom"'
         ' myname="cb-async 0.1.0"',
         'feature option="MultiPV -spin 1 1 256"',
@@ -93,6 +93,7 @@ def test_protover_sends_the_features_in_one_burst_ending_with_done() -> None:
         'feature option="BookBestMove -check 0"',
         'feature option="UCI_LimitStrength -check 0"',
         'feature option="UCI_Elo -spin 1500 800 1850"',
+        'feature option="LevelFollowsOpponent -check 0"',
         "feature done=1",
     ]
     assert lines[0].count('egt="syzygy"') == 1  # claimed now that the tables work
@@ -586,3 +587,30 @@ def test_a_level_with_numbers_that_are_not_finite_is_a_value_error(args: list[st
 
     with pytest.raises(ValueError):
         parse_level(args)
+
+
+def opponent_values(commands: list[object]) -> list[str]:
+    return [value for c in commands if isinstance(c, SetOptions) for name, value in c.values
+            if name == "UCI_Opponent"]
+
+
+def test_name_rating_and_computer_after_new_set_the_opponent_as_python_chess_sends_them() -> None:
+    adapter = XBoardAdapter()
+    # python-chess's order for send_opponent_information (lichess-bot): new, name, rating, computer.
+    assert opponent_values(feed(adapter, "new")) == []
+    assert opponent_values(feed(adapter, "name BOT lichess")) == ["none none human BOT lichess"]
+    assert opponent_values(feed(adapter, "rating 1700 2012")) == ["none 2012 human BOT lichess"]
+    assert opponent_values(feed(adapter, "computer")) == ["none 2012 computer BOT lichess"]
+    assert feed(adapter, "ics lichess.org") == []
+    assert adapter.game.opponent.ics == "lichess.org"
+    # The next game forgets the opponent, once.
+    assert opponent_values(feed(adapter, "new")) == [""]
+    assert opponent_values(feed(adapter, "new")) == []
+
+
+def test_a_rating_of_zero_or_junk_is_an_unknown_rating_never_an_error() -> None:
+    adapter = XBoardAdapter()
+    for line in ("rating 0 0", "rating", "rating x y"):
+        commands = feed(adapter, line)
+        assert said(commands) == []
+        assert opponent_values(commands) == [""]

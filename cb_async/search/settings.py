@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cb_async.search.levels import DEFAULT_ELO, MAX_ELO, MIN_ELO
+
 
 @dataclass(frozen=True, slots=True)
 class SearchSettings:
@@ -30,6 +32,26 @@ class SearchSettings:
             book_best_move=bool(options.get("BookBestMove", False)),
             syzygy_path=options.get("SyzygyPath", "") or "",
             limit_strength=bool(options.get("UCI_LimitStrength", False)),
-            elo=int(options.get("UCI_Elo", 1500)),
+            elo=level_elo(options),
             threads=int(options.get("Threads", 1)),
         )
+
+
+def opponent_rating(uci_opponent: str) -> int | None:
+    """The rating in a `UCI_Opponent` value (`GM 2800 human Magnus`, `none none computer X`),
+    or None when it has none or the text is not of that shape."""
+    words = uci_opponent.split()
+    if len(words) < 2 or not words[1].isdigit():
+        return None
+    return int(words[1])
+
+
+def level_elo(options: dict[str, Any]) -> int:
+    """The level a search with UCI_LimitStrength plays at: UCI_Elo, or with Level Follows
+    Opponent the opponent's rating when it is known, kept within the calibrated range."""
+    elo = int(options.get("UCI_Elo", DEFAULT_ELO))
+    if options.get("Level Follows Opponent"):
+        rating = opponent_rating(options.get("UCI_Opponent", "") or "")
+        if rating is not None:
+            elo = max(MIN_ELO, min(MAX_ELO, rating))
+    return elo
