@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, TextIO, Union
+from typing import TYPE_CHECKING, BinaryIO, Union
 
 from cb_async.framing import StdinReader, TooLong
 from cb_async.runner import ProcessRunner
@@ -46,31 +46,69 @@ class UnsupportedProtocol(Exception):
     pass
 
 
+def note(text: str) -> None:
+    """One line on stderr, for the user; never fatal. A closed or full stderr loses the line
+    (whoever closed it did not want to read it), and with no stderr at all nothing is written:
+    `print(file=None)` would write to stdout, which carries protocol only."""
+    try:
+        os.write(2, f"cb-async: {text}\n".encode("utf-8", errors="replace"))
+    except OSError:
+        pass
+
+
 class TranscriptLog:
-    """`--log FILE`: every line in and out, timestamped, for diagnosing GUI problems."""
+    """`--log FILE`: every line in and out, timestamped, for diagnosing GUI problems.
+
+    A log is never worth the game: the first write that fails (a full disk, a device that
+    refuses, a file system gone read-only) turns the log off with one line on stderr, and the
+    engine plays on. Unbuffered, so a failed line is never retried by a later flush or close."""
 
     def __init__(self, path: str) -> None:
-        self._file: TextIO = open(path, "a", encoding="utf-8", buffering=1)
+        self.path = path
+        self._file: BinaryIO | None = open(path, "ab", buffering=0)
         self._start = time.monotonic()
 
+    @property
+    def on(self) -> bool:
+        return self._file is not None
+
     def write(self, direction: str, line: str) -> None:
+        file = self._file
+        if file is None:
+            return
         stamp = time.strftime("%H:%M:%S")
-        self._file.write(f"{stamp} {time.monotonic() - self._start:10.3f} {direction} {line}\n")
+        try:
+            file.write(f"{stamp} {time.monotonic() - self._start:10.3f} {direction} {line}\n".encode())
+        except OSError as error:
+            self.close()
+            note(f"the log {self.path} is off: {error.strerror or error}; the engine plays on")
 
     def note_input(self, line: str | TooLong | None) -> None:
         self.write("<<", "<end of input>" if line is None else
                    f"<line of {line.size} bytes>" if isinstance(line, TooLong) else line)
 
     def close(self) -> None:
-        self._file.close()
+        file, self._file = self._file, None
+        if file is not None:
+            try:
+                file.close()
+            except OSError:
+                pass
 
 
 class Writer:
-    """The single stdout writer. Lines go out whole and at once (no buffering to flush)."""
+    """The single stdout writer. Lines go out whole and at once (no buffering to flush).
+
+    When the output is closed (the GUI died, `cb-async | head`, a wrapper closed its read end),
+    the engine has no one to answer and ends, like any Unix program: a failed write, or on a
+    pipe or socket the watch thread (`watch_output`) which sees the reader go even while no
+    line is written (a long `go infinite` iteration), calls the `when_closed` callback once."""
 
     def __init__(self, fd: int, log: TranscriptLog | None) -> None:
         self._fd = fd
         self._log = log
+        self._lock = threading.Lock()
+        self._on_closed: Callable[[], None] | None = None
         self.broken = False
 
     def write_lines(self, lines: Iterable[str]) -> None:
@@ -83,11 +121,60 @@ class Writer:
                 written = os.write(self._fd, data)
                 data = data[written:]
         except OSError:
-            self.broken = True
+            self.output_closed()
             return
         if self._log is not None:
             for line in lines:
                 self._log.write(">>", line)
+
+    def output_closed(self) -> None:
+        """The output has gone (on any thread): write nothing more, and say so once."""
+        with self._lock:
+            if self.broken:
+                return
+            self.broken = True
+            callback = self._on_closed
+        if callback is not None:
+            callback()
+
+    def when_closed(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once when the output closes (at once if it has already)."""
+        with self._lock:
+            self._on_closed = callback
+            closed = self.broken
+        if closed:
+            callback()
+
+
+def watch_output(fd: int, writer: Writer) -> None:
+    """Tell `writer` when the reader of `fd` goes away, on a thread of its own. Only pipes and
+    sockets (where `poll` reports the reader's end as an error with no event asked for) and
+    only where `poll` exists; elsewhere a failed write is how the engine learns it."""
+    import select
+    import stat
+
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return
+    if not hasattr(select, "poll") or not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return
+
+    def watch() -> None:
+        poller = select.poll()
+        poller.register(fd, 0)  # no event asked: only POLLERR, POLLHUP, POLLNVAL wake it
+        while True:
+            try:
+                events = poller.poll()
+            except InterruptedError:
+                continue
+            except OSError:
+                return
+            if any(revents & (select.POLLERR | select.POLLHUP | select.POLLNVAL) for _, revents in events):
+                writer.output_closed()
+                return
+
+    threading.Thread(target=watch, name="cb-async-output-watch", daemon=True).start()
 
 
 class Inbox:
@@ -144,13 +231,15 @@ def make_adapter(protocol: str, max_time_ms: int | None = None) -> Adapter:
 
 def run(protocol: str = "auto", log_path: str | None = None, max_time_ms: int | None = None) -> int:
     """Serve one engine on stdin/stdout until `quit`, end of input or SIGTERM; the exit status."""
+    _fill_standard_descriptors()
     runner = ProcessRunner()
     runner.start()  # first: a clean fork (no threads yet), and the worker warms up in parallel
-    log = TranscriptLog(log_path) if log_path else None
+    log = _open_log(log_path) if log_path else None
     try:
         inbox = Inbox()
         StdinReader(sys.stdin.fileno(), inbox.put).start()
         writer = Writer(sys.stdout.fileno(), log)
+        watch_output(sys.stdout.fileno(), writer)
         first, protocol = _choose_protocol(inbox, protocol, log)
         if protocol == "uci" and first and isinstance(first[-1][0], str) and first[-1][0].strip() == "uci":
             first.pop()
@@ -162,6 +251,28 @@ def run(protocol: str = "auto", log_path: str | None = None, max_time_ms: int | 
         runner.close()
         if log is not None:
             log.close()
+
+
+def _fill_standard_descriptors() -> None:
+    """A standard descriptor closed when the engine started (`2>&-`) is opened on the null
+    device: else the next file or pipe opened would take its number, and a note meant for
+    stderr would land in the worker's pipe or the log."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            opened = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+            if opened != fd:
+                os.dup2(opened, fd)
+                os.close(opened)
+
+
+def _open_log(path: str) -> TranscriptLog | None:
+    try:
+        return TranscriptLog(path)
+    except OSError as error:
+        note(f"no log: cannot write to {path}: {error.strerror or error}; the engine plays on")
+        return None
 
 
 def _uci_identity() -> list[str]:
@@ -219,8 +330,8 @@ async def _serve(runner: ProcessRunner, inbox: Inbox, first: list[Arrival], writ
     def sink(event: Event | AdapterEvent) -> list[Command]:
         lines, followups = adapter.on_event(event)
         writer.write_lines(lines)
-        for note in adapter.drain_notes():
-            print(f"cb-async: {note}", file=sys.stderr, flush=True)
+        for text in adapter.drain_notes():
+            note(text)
         return followups
 
     session = Session(runner, sink, reader=lambda item: adapter.receive(item.text, item.received_at))
@@ -238,6 +349,21 @@ async def _serve(runner: ProcessRunner, inbox: Inbox, first: list[Arrival], writ
         except Exception:
             pass  # the loop has closed: the engine is leaving, the input no longer matters
 
+    loop_thread = threading.get_ident()
+
+    def output_closed() -> None:  # on the loop, or on the watch thread
+        from cb_async.commands import Quit
+
+        if threading.get_ident() == loop_thread:
+            note("the output was closed: ending")
+            session.submit(Quit())
+            return
+        try:
+            anyio.from_thread.run_sync(output_closed, token=token)
+        except Exception:
+            pass  # the loop has closed: the engine is leaving anyway
+
+    writer.when_closed(output_closed)
     for line, received_at in first:
         session.submit(_mailbox_item(line, received_at))
     for arrival in inbox.connect(deliver):
