@@ -47,6 +47,10 @@ class WorkerDied(RuntimeError):
     """The search process ended unexpectedly; the runner starts a new one."""
 
 
+class WorkerAbandoned(WorkerDied):
+    """The search process did not answer in time and was replaced."""
+
+
 class WorkerBroken(WorkerDied):
     """The search process keeps dying as soon as it starts: the runner gave up restarting it."""
 
@@ -55,6 +59,9 @@ class SearchFailed(RuntimeError):
     """The search raised an exception in the worker (a bug); the worker goes on."""
 
 
+#: How long a worker may take to clear its table before it counts as stalled and is replaced:
+#: clearing the largest table (Hash 4096, 16M slots) takes about 50 ms.
+CLEAR_GRACE = 1.0
 #: A worker that dies this soon after its start, this many times in a row, is not restarted.
 QUICK_DEATH_SECONDS = 2.0
 QUICK_DEATHS_TO_GIVE_UP = 3
@@ -75,6 +82,20 @@ class SearchHandle(Protocol):
     async def result(self) -> SearchResult:
         """The search's result once it has ended; `WorkerDied` or `SearchFailed` if it could not."""
         ...
+
+    @property
+    def ended(self) -> bool:
+        """The search has ended: `result_nowait` has its outcome."""
+        ...
+
+    def result_nowait(self) -> SearchResult:
+        """The result of a search that has ended (raises as `result` does)."""
+        ...
+
+    def abandon(self) -> None:
+        """The search's worker did not answer in time (stalled): end that worker now, whatever
+        it is doing, and start another for the next search. The search ends without a result
+        and its worker can never answer it."""
 
 
 class SearchRunner(Protocol):
@@ -118,10 +139,17 @@ class _Search:
 
     async def result(self) -> SearchResult:
         await self._ended.wait()
+        return self.result_nowait()
+
+    def result_nowait(self) -> SearchResult:
+        assert self._ended.is_set(), "the search has not ended"
         if self._error is not None:
             raise self._error
         assert self._result is not None
         return self._result
+
+    def abandon(self) -> None:
+        self._runner.abandon(self)
 
     @property
     def ended(self) -> bool:
@@ -162,6 +190,9 @@ class ProcessRunner:
         #: The Lazy SMP helpers and their shared table, from the first search with Threads > 1.
         self._pool: HelperPool | None = None
         self._pending_acks: dict[int, Any] = {}
+        #: The thread starting a replacement worker, and what waits to be sent to it.
+        self._starting: threading.Thread | None = None
+        self._queued: list[SearchRequest | NewGameRequest] = []
         self._closed = False
         self.restarts = 0
         self._started_at = 0.0
@@ -184,6 +215,57 @@ class ProcessRunner:
         self._conn = host_end
         if self._token is not None:
             self._start_reader()
+
+    def _restart(self) -> None:
+        """Start the next worker on a thread of its own: the first forkserver start loads the
+        search, and the loop must not wait for it (the answer of an abandoned search goes out
+        meanwhile). Requests sent until it is there wait for it, in order."""
+        self.restarts += 1
+        self._context = self._restart_context
+        self._process = self._conn = None
+        self._starting = threading.Thread(target=self._start_on_thread, name="cb-async-restart", daemon=True)
+        self._starting.start()
+
+    def _start_on_thread(self) -> None:
+        host_end = process = None
+        try:
+            host_end, worker_end = self._context.Pipe(duplex=True)
+            process = self._context.Process(
+                target=worker_main, args=(worker_end, host_end, self.control), name="cb-async-search", daemon=True
+            )
+            process.start()
+            worker_end.close()
+        except Exception:  # the same as a worker that died at once: counted as a quick death
+            host_end = process = None
+        if self._closed or not self._to_loop(self._started, (host_end, process)):
+            end_worker(host_end, process)
+            if host_end is not None:
+                host_end.close()
+
+    def _started(self, started: tuple[Any, Any]) -> None:
+        host_end, process = started
+        self._starting = None
+        self._started_at = time.monotonic()
+        if process is None:
+            self._worker_died(None)
+            return
+        self._process, self._conn = process, host_end
+        self._start_reader()
+        queued, self._queued = self._queued, []
+        for message in queued:
+            self._send(message)
+
+    def _send(self, message: SearchRequest | NewGameRequest) -> bool:
+        """Send to the worker, or keep it for the worker being started; False if the pipe broke."""
+        if self._starting is not None:
+            self._queued.append(message)
+            return True
+        try:
+            assert self._conn is not None
+            self._conn.send(message)
+        except (OSError, ValueError):
+            return False
+        return True
 
     async def attach(self) -> None:
         """Bind to the running event loop (asyncio or trio); starts the pipe reader."""
@@ -220,7 +302,11 @@ class ProcessRunner:
                     # Reap the dead worker here, off the loop: else each restart leaves a zombie.
                     process.join(1.0)
                     self._to_loop(self._worker_died, process)
+                    if process is not self._process:  # abandoned: its pipe is this reader's to free
+                        conn.close()
                 return
+            if process is not self._process:
+                continue  # an abandoned worker's late words: never delivered
             if not self._to_loop(self._dispatch, reply):
                 return
 
@@ -243,6 +329,8 @@ class ProcessRunner:
             self._active.stop()
         if self._pool is not None:
             self._pool.close()
+        if self._starting is not None:
+            self._starting.join(2.0)  # it ends the worker it started itself, seeing `_closed`
         conn = self._conn
         end_worker(conn, self._process)
         if self._reader is not None:
@@ -268,10 +356,7 @@ class ProcessRunner:
             pool = self._pool = HelperPool(self._restart_context, self.control, self._to_loop)
         table = pool.table_for(settings.threads, hash_mb) if pool is not None else None
         request = SearchRequest(search.search_id, board, limits, hash_mb, settings, table=table)
-        try:
-            assert self._conn is not None
-            self._conn.send(request)
-        except (OSError, ValueError):
+        if not self._send(request):
             self._worker_died(self._process)
             return search
         if pool is not None:
@@ -286,16 +371,16 @@ class ProcessRunner:
     async def new_game(self) -> None:
         import anyio
 
-        assert self._conn is not None
         ack_id = next(self._ids)
         done = anyio.Event()
         self._pending_acks[ack_id] = done
-        try:
-            self._conn.send(NewGameRequest(ack_id))
-        except (OSError, ValueError):
+        if not self._send(NewGameRequest(ack_id)):
             self._pending_acks.pop(ack_id, None)
             return
-        await done.wait()
+        with anyio.move_on_after(CLEAR_GRACE):
+            await done.wait()
+        if not done.is_set() and self._starting is None:  # stalled: a new worker starts clear
+            self._replace_worker()
         if self._pool is not None:
             await self._pool.new_game()
 
@@ -339,8 +424,40 @@ class ProcessRunner:
             return None
         return search
 
+    def abandon(self, search: _Search) -> None:
+        """End the worker of `search` now (SIGKILL: a stopped process ends too) and start a new
+        one; its reader then sees the pipe close and frees what the old one held. A search still
+        waiting for a worker being started is only taken out of its queue."""
+        if self._closed or search is not self._active or search.ended:
+            return
+        self._active = None
+        self._stop_helpers(search.search_id)
+        for done in self._pending_acks.values():
+            done.set()
+        self._pending_acks.clear()
+        if self._starting is not None:  # its worker is not there yet: the search never reaches it
+            self._queued = [message for message in self._queued
+                            if not (isinstance(message, SearchRequest) and message.search_id == search.search_id)]
+        else:
+            self._replace_worker()
+        search.end(error=WorkerAbandoned("the search process did not answer in time and was replaced"))
+
+    def _replace_worker(self) -> None:
+        """End the worker at once (SIGKILL: a stopped process ends too) and start another."""
+        for done in self._pending_acks.values():
+            done.set()
+        self._pending_acks.clear()
+        if self._process is not None:
+            self._process.kill()
+        self._restart()
+
     def _worker_died(self, process: Any) -> None:
-        if self._closed or process is not self._process:
+        if self._closed:
+            return
+        if process is not self._process:  # an abandoned worker, now gone
+            process.join(1.0)
+            if process.exitcode is not None:
+                process.close()
             return
         search, self._active = self._active, None
         if search is not None:
@@ -356,9 +473,7 @@ class ProcessRunner:
             self.broken = True
             error: WorkerDied = WorkerBroken("the search process dies as soon as it starts; not restarting it")
         else:
-            self.restarts += 1
-            self._context = self._restart_context
-            self.start()
+            self._restart()
             error = WorkerDied("the search process ended unexpectedly")
         if search is not None:
             search.end(error=error)

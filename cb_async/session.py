@@ -2,8 +2,9 @@
 
 It consumes its mailbox strictly in order: input lines (turned into commands by the protocol
 adapter only when their turn comes, so an adapter always sees the effects of everything before),
-commands, and the two things that happen to a search by themselves (it ends; the node bound of
-`Go.max_time_ms` expires). A search runs in the worker process (see `cb_async.runner`); the
+commands, and the three things that happen to a search by themselves (it ends; the node bound of
+`Go.max_time_ms` expires; a game search is overdue: its worker has not answered by the hard
+deadline plus `STALL_GRACE`). A search runs in the worker process (see `cb_async.runner`); the
 actor starts it, stops it through its handle and awaits its result. While a search runs the
 actor keeps reading: `isready` is answered at once, options are stored for the next search.
 Handling `Stop` (or a `Go` that replaces a search) awaits the old search's answer, so anything
@@ -14,6 +15,12 @@ h11 indexes its own: (state, happening) -> (next state, effects). `_happening` n
 command means for the search, `_fire` looks the pair up and performs the effects in order; a
 pair that is not in the table is a `SessionError` (the tests walk every pair, the impossible
 ones too). `docs/architecture.md` shows the table as `transition_table_markdown()` renders it.
+
+The deadline is kept whatever the worker does. The host process owns the clock and is alive
+while the worker may be stalled (stopped, starved, wedged): an overdue game search, or a search
+that has not answered `STALL_GRACE` after its stop, is abandoned (its worker ended and replaced,
+so it can never answer twice) and answered with the best move it reported in its infos, else a
+book, table or first legal move (`cb_async.fallback`), with a `Message` saying so.
 
 The actor is written against anyio, so it runs on the daemon's asyncio loop and inside a host
 application's asyncio or trio program alike.
@@ -42,7 +49,8 @@ from cb_async.events import (
     OptionError, OptionsSet, Ready, SearchCancelled, SearchKind, SearchKindChanged, SearchStarted, StopReason,
 )
 from cb_async.framing import TooLong
-from cb_async.results import Score, SearchResult
+from cb_async.fallback import Fallback, fallback_answer
+from cb_async.results import SearchInfo, SearchResult
 from cb_async.runner import SearchFailed, SearchHandle, SearchRunner, WorkerDied
 from cb_async.search.settings import SearchSettings
 from cb_async.timeman import deadlines
@@ -86,7 +94,24 @@ class MaxTimeReached:
     search_id: int
 
 
-MailboxItem = Union[Command, InputLine, EndOfInput, SearchEnded, MaxTimeReached]
+@dataclass(frozen=True, slots=True)
+class Overdue:
+    """The game search with this id has not answered by its hard deadline plus `STALL_GRACE`."""
+
+    search_id: int
+
+
+MailboxItem = Union[Command, InputLine, EndOfInput, SearchEnded, MaxTimeReached, Overdue]
+
+#: How long after its hard deadline (or its stop) a search's worker may take to answer before
+#: it counts as stalled and is replaced. A healthy worker polls its deadline and its stop every
+#: 64 nodes and its answer crosses the pipe in a millisecond, but a starved one is late: on a
+#: 2-core machine at load average 12, over 200 searches, the answer came a median 5 ms after the
+#: hard deadline, 18 ms at the 90th percentile and 209 ms at the 99th, and 1 ms / 8 ms / 190 ms
+#: after a stop (`docs/architecture.md`, "What happens when"). 0.1 s keeps nearly every busy
+#: but healthy worker, and keeps CNP's promise of an answer within 100 ms of `timeMs` (the hard
+#: deadline is the Move Overhead before it) even when the worker is stopped.
+STALL_GRACE = 0.1
 
 #: Called with every event; returns the follow-up commands the adapter asks for (XBoard's
 #: ponder search after its move), which run before anything else in the mailbox.
@@ -117,6 +142,7 @@ class Happening(enum.Enum):
     SUPERSEDED = "superseded"  # a new go arrives while a search runs
     ENDS = "ends"  # the search ended by itself
     MAX_TIME = "max time"
+    OVERDUE = "overdue"  # a game search's worker has not answered by the hard deadline plus the grace
     STOP = "stop"
     PONDERHIT = "ponderhit"
     PONDERHIT_TO_ANALYSIS = "ponderhit to analysis"  # the limits it keeps after the hit are infinite
@@ -129,7 +155,8 @@ class Happening(enum.Enum):
 class Effect(enum.Enum):
     START = "start"  # begin the search of the Go being handled
     STOP_WORKER = "stop the worker"
-    COLLECT = "collect"  # await the search's result (or take the one it holds)
+    COLLECT = "collect"  # await the search's result (or take the one it holds), abandoning a stalled worker
+    ABANDON = "abandon the worker"  # end and replace it; the answer comes from the search's infos
     HOLD = "hold"  # keep the result until stop or the hit
     START_CLOCK = "start the clock"  # the hit: deadlines from now, with the hit's limits
     BECOME_GAME = "become a game search"  # tell the adapters (SearchKindChanged)
@@ -158,6 +185,7 @@ TRANSITIONS: dict[tuple[State, Happening], tuple[State, tuple[Effect, ...]]] = {
     (S.SEARCHING, H.SUPERSEDED): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.ANSWER_STOP)),
     (S.SEARCHING, H.ENDS): (S.IDLE, (E.COLLECT, E.ANSWER_LIMIT)),
     (S.SEARCHING, H.MAX_TIME): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.ANSWER_MAX_TIME)),
+    (S.SEARCHING, H.OVERDUE): (S.IDLE, (E.ABANDON, E.ANSWER_LIMIT)),
     (S.SEARCHING, H.STOP): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.ANSWER_STOP, E.ACKNOWLEDGE)),
     (S.SEARCHING, H.PONDERHIT): (S.SEARCHING, (E.ACKNOWLEDGE,)),
     (S.SEARCHING, H.CANCEL): (S.IDLE, (E.STOP_WORKER, E.COLLECT, E.CANCELLED, E.ACKNOWLEDGE)),
@@ -203,6 +231,7 @@ TRANSITIONS: dict[tuple[State, Happening], tuple[State, tuple[Effect, ...]]] = {
 
     (S.DRAINING, H.ENDS): (S.CLOSED, (E.COLLECT, E.ANSWER_LIMIT, E.GOODBYE)),
     (S.DRAINING, H.MAX_TIME): (S.CLOSED, (E.STOP_WORKER, E.COLLECT, E.ANSWER_MAX_TIME, E.GOODBYE)),
+    (S.DRAINING, H.OVERDUE): (S.CLOSED, (E.ABANDON, E.ANSWER_LIMIT, E.GOODBYE)),
     (S.DRAINING, H.QUIT): (S.CLOSED, (E.STOP_WORKER, E.CANCELLED, E.GOODBYE)),
 }
 
@@ -242,6 +271,10 @@ class ActiveSearch:
     #: Why the search could not run, when its result is only a fallback move.
     failure: str | None = None
     bound: anyio.CancelScope | None = None
+    #: The timer of `Overdue`, armed while the search runs on a clock.
+    overdue: anyio.CancelScope | None = None
+    #: The last info of its main line: what a stalled search is answered with.
+    seen: SearchInfo | None = None
 
 
 @dataclass
@@ -308,6 +341,9 @@ class Session:
             case MaxTimeReached(search_id=search_id):
                 if self._is_current(search_id):
                     await self._fire(H.MAX_TIME)
+            case Overdue(search_id=search_id):
+                if self._is_current(search_id):
+                    await self._fire(H.OVERDUE)
             case _:
                 await self.handle(item)
 
@@ -393,6 +429,9 @@ class Session:
                 case E.COLLECT:
                     assert search is not None
                     result = await self._collect(search)
+                case E.ABANDON:
+                    assert search is not None
+                    result = self._abandon(search, "by its deadline")
                 case E.HOLD:
                     assert search is not None and result is not None
                     search.held = result
@@ -429,26 +468,34 @@ class Session:
         limits = go.limits.pondering() if go.ponder else go.limits
         timed = deadlines(limits, board.turn, options["Move Overhead"], started_at) if go.kind == "game" else None
         tag = go.tag
+        search: ActiveSearch | None = None
+
+        def on_info(info: SearchInfo) -> None:
+            if search is not None and info.multipv == 1 and info.pv:
+                search.seen = info
+            self._emit(Info(info, board, tag))
+
         handle = self._runner.begin(
             board, limits, hash_mb=options["Hash"], settings=SearchSettings.from_options(options),
-            deadlines=timed, on_info=lambda info: self._emit(Info(info, board, tag)),
-            on_end=lambda search_id: self.submit(SearchEnded(search_id)),
+            deadlines=timed, on_info=on_info, on_end=lambda search_id: self.submit(SearchEnded(search_id)),
         )
         search = ActiveSearch(handle, go, board, started_at)
         self.search = search
         if go.max_time_ms is not None:
-            search.bound = self._bound(handle.search_id, started_at + go.max_time_ms / 1000)
+            search.bound = self._later(started_at + go.max_time_ms / 1000, MaxTimeReached(handle.search_id))
+        if timed is not None:
+            search.overdue = self._later(timed[1] + STALL_GRACE, Overdue(handle.search_id))
         self._emit(SearchStarted(board, go.kind, tag))
         return search
 
-    def _bound(self, search_id: int, at: float) -> anyio.CancelScope:
-        """Submit `MaxTimeReached` at `at` (monotonic seconds) unless cancelled first."""
+    def _later(self, at: float, item: MaxTimeReached | Overdue) -> anyio.CancelScope:
+        """Submit `item` at `at` (monotonic seconds) unless cancelled first."""
         scope = anyio.CancelScope()
 
         async def expire() -> None:
             with scope:
                 await anyio.sleep(max(0.0, at - time.monotonic()))
-                self.submit(MaxTimeReached(search_id))
+                self.submit(item)
 
         assert self._timers is not None, "the session is not running"
         self._timers.start_soon(expire)
@@ -464,19 +511,42 @@ class Session:
                           search.hit_at)
         if timed is not None:
             search.handle.set_deadlines(*timed)
+            if search.overdue is not None:
+                search.overdue.cancel()
+            search.overdue = self._later(timed[1] + STALL_GRACE, Overdue(search.handle.search_id))
 
     async def _collect(self, search: ActiveSearch) -> SearchResult:
+        """The search's result: it has ended, or has just been stopped and answers within
+        `STALL_GRACE` unless its worker is stalled (then it is abandoned)."""
         if search.held is not None:
             return search.held
         try:
-            return await search.handle.result()
+            with anyio.move_on_after(STALL_GRACE):
+                return await search.handle.result()
         except WorkerDied as error:
             search.failure = str(error)
             self._emit(Message("the search process ended unexpectedly and was restarted"))
+            return self._fallback(search).result
         except SearchFailed as error:
             search.failure = str(error)
             self._emit(Message(search.failure))
-        return fallback_result(search.board)
+            return self._fallback(search).result
+        return self._abandon(search, "after its stop")
+
+    def _abandon(self, search: ActiveSearch, when: str) -> SearchResult:
+        """The worker has not answered in time: end it and start another (the search can never
+        answer twice), and answer with the best the search reported."""
+        handle = search.handle
+        if handle.ended:  # its answer came after all, just before the timer
+            return handle.result_nowait()
+        handle.abandon()
+        fallback = self._fallback(search)
+        self._emit(Message(f"the search process did not answer {int(STALL_GRACE * 1000)} ms {when}: "
+                           f"answered with {fallback.source} and started a new one"))
+        return fallback.result
+
+    def _fallback(self, search: ActiveSearch) -> Fallback:
+        return fallback_answer(search.board, search.seen, self.setup.options, search.go.limits.search_moves)
 
     def _answer(self, search: ActiveSearch, result: SearchResult, stopped: StopReason) -> None:
         now = time.monotonic()
@@ -485,8 +555,9 @@ class Session:
         self._emit(BestMove(result, search.board, stopped, elapsed, ponder_ms, search.go.tag, search.failure))
 
     def _forget(self, search: ActiveSearch) -> None:
-        if search.bound is not None:
-            search.bound.cancel()
+        for timer in (search.bound, search.overdue):
+            if timer is not None:
+                timer.cancel()
         if self.search is search:
             self.search = None
 
@@ -506,6 +577,8 @@ class Session:
             # Refused like a bad value: nothing changes and the engine plays on without it.
             self._emit(OptionError(problem[0], problem[1], tag))
             return
+        if "Hash" in parsed:
+            parsed["Hash"] = self._fitting_hash(parsed["Hash"])
         for name, value in parsed.items():
             if option_table.find(name).type == "button":
                 if name == "Clear Hash":
@@ -515,6 +588,16 @@ class Session:
         if self.setup.clear_hash_pending and self.search is None:
             await self._clear_hash()
         self._emit(OptionsSet(parsed, tag))
+
+    def _fitting_hash(self, wanted: int) -> int:
+        """`wanted` MB, or as much as the machine can give, saying so (`cb_async.memory`)."""
+        from cb_async.memory import fitting_hash_mb
+
+        used, limit = fitting_hash_mb(wanted)
+        if limit is not None:
+            self._emit(Message(f"Hash {wanted} MB is more than this machine can give now (about {limit} MB): "
+                               f"using {used} MB"))
+        return used
 
     def _book_moves(self, board: chess.Board) -> tuple[Any, ...]:
         path = self.setup.options.get("BookFile") or ""
@@ -537,15 +620,6 @@ class Session:
     async def _clear_hash(self) -> None:
         self.setup.clear_hash_pending = False
         await self._runner.new_game()
-
-
-def fallback_result(board: chess.Board) -> SearchResult:
-    """A legal answer without a search: what a dead or failed worker still owes a GUI."""
-    move = next(iter(board.legal_moves), None)
-    if move is None:
-        score = Score(mate=0) if board.is_check() else Score(cp=0)
-        return SearchResult(None, None, score, 0, 0, 0, 0)
-    return SearchResult(move, None, Score(cp=0), 0, 0, 0, 0, pv=(move,))
 
 
 _STOPPED_BY: dict[Effect, StopReason] = {E.ANSWER_LIMIT: "limit", E.ANSWER_STOP: "stop", E.ANSWER_MAX_TIME: "maxTime"}

@@ -14,6 +14,7 @@ import chess
 
 from cb_async.limits import Limits
 from cb_async.results import Score, SearchInfo, SearchResult
+from cb_async.runner import WorkerAbandoned
 from cb_async.search.settings import SearchSettings
 
 
@@ -38,6 +39,8 @@ class FakeSearch:
         self.settings = settings
         self.deadlines = deadlines
         self.stopped = False
+        self.stalled = False
+        self.abandoned = False
         self._runner = runner
         self._on_info = on_info
         self._on_end = on_end
@@ -50,7 +53,28 @@ class FakeSearch:
 
     def stop(self) -> None:
         self.stopped = True
-        self.finish(self._runner.stop_result(self.board))
+        if not self.stalled:
+            self.finish(self._runner.stop_result(self.board))
+
+    def stall(self) -> None:
+        """The worker stops answering (SIGSTOP): a stop no longer ends the search."""
+        self.stalled = True
+
+    def abandon(self) -> None:
+        """The session gave up on the search: its worker is replaced, and it never answers."""
+        if self.ended:
+            return
+        self.abandoned = True
+        self._runner.replacements += 1
+        self._result = None
+        self._ended.set()
+        self._on_end(self.search_id)
+
+    def result_nowait(self) -> SearchResult:
+        assert self.ended
+        if self._result is None:
+            raise WorkerAbandoned("abandoned")
+        return self._result
 
     def set_deadlines(self, soft: float, hard: float) -> None:
         self.deadlines = (soft, hard)
@@ -62,7 +86,7 @@ class FakeSearch:
 
     def finish(self, result: SearchResult | None = None) -> None:
         """The search ends (by itself, unless `stop` called this)."""
-        if self.ended:
+        if self.ended or self.stalled:
             return
         self._result = result if result is not None else first_move_result(self.board, depth=5)
         self._ended.set()
@@ -70,8 +94,7 @@ class FakeSearch:
 
     async def result(self) -> SearchResult:
         await self._ended.wait()
-        assert self._result is not None
-        return self._result
+        return self.result_nowait()
 
 
 class FakeRunner:
@@ -79,6 +102,8 @@ class FakeRunner:
         self.stop_result = stop_result
         self.searches: list[FakeSearch] = []
         self.new_games = 0
+        #: Workers replaced because a search was abandoned.
+        self.replacements = 0
 
     @property
     def active(self) -> FakeSearch | None:

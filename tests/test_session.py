@@ -20,7 +20,7 @@ from cb_async.events import (
 )
 from cb_async.limits import Limits
 from cb_async.session import (
-    TRANSITIONS, Effect, EndOfInput, Happening, MailboxItem, MaxTimeReached, Session, SessionError, State,
+    TRANSITIONS, Effect, EndOfInput, Happening, MailboxItem, MaxTimeReached, Overdue, Session, SessionError, State,
 )
 from fake_runner import FakeRunner
 
@@ -84,7 +84,7 @@ EFFECT_EVENTS = {
     E.START: "SearchStarted", E.BECOME_GAME: "SearchKindChanged(game)",
     E.BECOME_ANALYSIS: "SearchKindChanged(analysis)", E.ANSWER_LIMIT: "BestMove(limit)",
     E.ANSWER_STOP: "BestMove(stop)", E.ANSWER_MAX_TIME: "BestMove(maxTime)", E.CANCELLED: "SearchCancelled",
-    E.ACKNOWLEDGE: "Acknowledged", E.GOODBYE: "Goodbye",
+    E.ACKNOWLEDGE: "Acknowledged", E.GOODBYE: "Goodbye", E.ABANDON: "Message",
 }
 
 BOUND_MS = 3_600_000  # a node bound that never expires by itself: the walk fires it by hand
@@ -133,6 +133,11 @@ async def _happen(harness: Harness, happening: Happening) -> None:
             search = harness.session.search
             assert search is not None
             await harness.send(MaxTimeReached(search.handle.search_id))
+        case H.OVERDUE:
+            search, stalled = harness.session.search, harness.runner.active
+            assert search is not None and stalled is not None
+            stalled.stall()
+            await harness.send(Overdue(search.handle.search_id))
         case H.STOP:
             await harness.send(Stop())
         case H.PONDERHIT | H.PONDERHIT_TO_ANALYSIS:
@@ -165,6 +170,7 @@ async def test_each_transition_emits_its_effects_and_reaches_its_state(state: St
             assert before is not None and before.stopped
         elif before is not None:
             assert not before.stopped
+        assert (before is not None and before.abandoned) == (E.ABANDON in effects)
         assert (harness.session.search is None) == (after in (S.IDLE, S.CLOSED))
         if after is not S.CLOSED:
             await harness.send(Quit())

@@ -134,7 +134,7 @@ def end_worker(conn: multiprocessing.connection.Connection | None, process: Any)
     process.join(0.5)
     if process.is_alive():
         process.terminate()
-        process.join(1.0)
+        process.join(0.25)  # a stopped process (SIGSTOP) holds SIGTERM pending: kill it soon
     if process.is_alive():
         process.kill()
         process.join()
@@ -227,7 +227,12 @@ def worker_main(conn: multiprocessing.connection.Connection, host_end: Any, cont
                 except Exception:  # a helper's failure costs its help only; the main search answers
                     pass
             case SearchRequest(search_id=search_id):
-                table.use(message.table, message.hash_mb)
+                try:
+                    table.use(message.table, message.hash_mb)
+                except MemoryError:  # the memory went since Hash was checked: this search fails, not the worker
+                    conn.send(FailedReply(search_id, f"no memory for a hash table of {message.hash_mb} MB; "
+                                                     "set a smaller Hash"))
+                    continue
                 token = SharedStopToken(control, search_id)
 
                 def on_info(info: SearchInfo, search_id: int = search_id) -> None:

@@ -1,0 +1,162 @@
+"""A worker that stops answering (SIGSTOP, starved, wedged) never costs the game its deadline.
+
+The session owns the clock: an overdue game search, or a stopped one that does not answer
+within `STALL_GRACE`, is abandoned (its worker replaced) and answered with the best move of
+the search's last main-line info, else the first legal move, with a message saying so. The
+real worker under SIGSTOP is `conformance/test_faults.py`; here the scripted runner stalls.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+import chess
+
+from cb_async.commands import Command, Go, PonderHit, Quit, Stop
+from cb_async.events import Acknowledged, BestMove, Info, Message, SearchStarted
+from cb_async.limits import Limits
+from cb_async.results import Score, SearchInfo
+from cb_async.session import STALL_GRACE, Session
+from fake_runner import FakeRunner
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+        self.arrived: list[float] = []
+        self.answered = anyio.Event()
+
+    def sink(self, event: Any) -> list[Command]:
+        self.events.append(event)
+        self.arrived.append(time.monotonic())
+        if isinstance(event, BestMove):
+            self.answered.set()
+        return []
+
+
+def _info(move: str, depth: int = 6, multipv: int = 1) -> SearchInfo:
+    return SearchInfo(depth, depth, multipv, Score(cp=35), 1000, 100_000, 10, (chess.Move.from_uci(move),))
+
+
+async def _until(condition: Any, timeout: float = 5.0) -> None:
+    with anyio.fail_after(timeout):
+        while not condition():
+            await anyio.sleep(0.001)
+
+
+async def test_an_overdue_game_search_is_answered_with_its_best_info_move_and_its_worker_replaced() -> None:
+    runner, out = FakeRunner(), Recorder()
+    session = Session(runner, out.sink)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(session.run)
+        started = time.monotonic()
+        session.submit(Go(Limits(movetime=100), received_at=started))
+        await _until(lambda: runner.active is not None)
+        search = runner.active
+        assert search is not None and search.deadlines is not None
+        search.post(_info("d2d4", depth=5))
+        search.post(_info("g1f3", depth=5, multipv=2))  # not the main line: never the answer
+        search.stall()
+        with anyio.fail_after(5):
+            await out.answered.wait()
+        answer = next(event for event in out.events if isinstance(event, BestMove))
+        answered_at = out.arrived[out.events.index(answer)]
+        hard = search.deadlines[1]
+        assert hard + STALL_GRACE <= answered_at < hard + STALL_GRACE + 1.0
+        assert answer.result.best_move == chess.Move.from_uci("d2d4") and answer.stopped == "limit"
+        assert answer.failure is None  # a real move of the search, not a fallback of a dead one
+        notes = [event.text for event in out.events if isinstance(event, Message)]
+        assert notes == ["the search process did not answer 100 ms by its deadline: answered with the best move "
+                         "of its depth 5 iteration and started a new one"]
+        assert search.abandoned and runner.replacements == 1
+        search.finish()  # the old worker comes back: it is never heard again
+        session.submit(Go(Limits(depth=2)))
+        await _until(lambda: len(runner.searches) == 2)
+        runner.searches[1].finish()
+        await _until(lambda: sum(isinstance(event, BestMove) for event in out.events) == 2)
+        assert [type(e) for e in out.events if not isinstance(e, Message)].count(BestMove) == 2
+        session.submit(Quit())
+
+
+async def test_a_stalled_search_is_answered_its_grace_after_the_stop() -> None:
+    runner, out = FakeRunner(), Recorder()
+    session = Session(runner, out.sink)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(session.run)
+        session.submit(Go(Limits(infinite=True)))
+        await _until(lambda: runner.active is not None)
+        search = runner.active
+        assert search is not None
+        search.post(_info("c2c4"))
+        search.stall()
+        stopped_at = time.monotonic()
+        session.submit(Stop())
+        with anyio.fail_after(5):
+            await out.answered.wait()
+        await _until(lambda: isinstance(out.events[-1], Acknowledged))
+        answer = out.events[-2]
+        assert isinstance(answer, BestMove) and answer.stopped == "stop"
+        assert STALL_GRACE <= out.arrived[-2] - stopped_at < STALL_GRACE + 1.0
+        assert answer.result.best_move == chess.Move.from_uci("c2c4")
+        assert [type(event) for event in out.events] == [SearchStarted, Info, Message, BestMove, Acknowledged]
+        assert search.stopped and search.abandoned
+        session.submit(Quit())
+
+
+async def test_a_stalled_search_without_infos_answers_the_first_legal_move() -> None:
+    runner, out = FakeRunner(), Recorder()
+    session = Session(runner, out.sink)
+    board = chess.Board("8/8/8/8/8/5k2/8/4K2R w K - 0 1")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(session.run)
+        session.submit(Go(Limits(movetime=50), board=board))
+        await _until(lambda: runner.active is not None)
+        runner.searches[0].stall()
+        with anyio.fail_after(5):
+            await out.answered.wait()
+        answer = next(event for event in out.events if isinstance(event, BestMove))
+        assert answer.result.best_move == next(iter(board.legal_moves))
+        assert any(isinstance(e, Message) and "the first legal move" in e.text for e in out.events)
+        session.submit(Quit())
+
+
+async def test_a_stalled_ponder_search_keeps_the_clock_the_hit_starts() -> None:
+    runner, out = FakeRunner(), Recorder()
+    session = Session(runner, out.sink)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(session.run)
+        session.submit(Go(Limits(white_clock=1000, black_clock=1000), ponder=True))
+        await _until(lambda: runner.active is not None)
+        search = runner.active
+        assert search is not None and search.deadlines is None
+        search.post(_info("e2e4"))
+        search.stall()
+        session.submit(PonderHit())
+        with anyio.fail_after(5):
+            await out.answered.wait()
+        assert search.deadlines is not None
+        answer = next(event for event in out.events if isinstance(event, BestMove))
+        assert out.arrived[out.events.index(answer)] >= search.deadlines[1] + STALL_GRACE
+        assert answer.result.best_move == chess.Move.from_uci("e2e4") and search.abandoned
+        session.submit(Quit())
+
+
+async def test_a_search_that_answers_just_before_the_timer_is_not_abandoned() -> None:
+    runner, out = FakeRunner(), Recorder()
+    session = Session(runner, out.sink)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(session.run)
+        session.submit(Go(Limits(movetime=50)))
+        await _until(lambda: runner.active is not None)
+        search = runner.active
+        assert search is not None
+        search.finish()
+        with anyio.fail_after(5):
+            await out.answered.wait()
+        await anyio.sleep(STALL_GRACE + 0.1)  # past the overdue timer, which was cancelled
+        assert not search.abandoned and runner.replacements == 0
+        assert not any(isinstance(event, Message) for event in out.events)
+        assert sum(isinstance(event, BestMove) for event in out.events) == 1
+        session.submit(Quit())
