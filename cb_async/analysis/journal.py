@@ -80,18 +80,39 @@ class Journal:
         return found
 
     def append(self, evaluation: Evaluation) -> None:
+        """Record one position, whole or not at all: a write that fails (a full disk, a lost
+        device) takes back what it wrote of the line and raises `JournalError`, so the journal
+        ends with the last whole line and a later run resumes from it."""
         assert self._fd is not None, "the journal is not open"
-        os.write(self._fd, (json.dumps(evaluation_to_json(evaluation), separators=(",", ":")) + "\n").encode())
+        data = (json.dumps(evaluation_to_json(evaluation), separators=(",", ":")) + "\n").encode()
+        end = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            while data:
+                data = data[os.write(self._fd, data):]
+            now = time.monotonic()
+            if now - self._last_sync >= SYNC_INTERVAL:
+                os.fsync(self._fd)
+                self._last_sync = now
+        except OSError as error:
+            self._failed(end, error)
         self.written += 1
-        now = time.monotonic()
-        if now - self._last_sync >= SYNC_INTERVAL:
-            os.fsync(self._fd)
-            self._last_sync = now
+
+    def _failed(self, end: int, error: OSError) -> None:
+        try:
+            assert self._fd is not None
+            os.truncate(self._fd, end)
+        except OSError:
+            pass  # a torn last line is dropped when the journal is read back
+        kept = f"{self.written} position{'' if self.written == 1 else 's'}"
+        raise JournalError(f"{self.path}: cannot write: {error.strerror or error}; it keeps the {kept} written "
+                           "so far: make room and run the same command again to resume") from None
 
     def close(self) -> None:
         if self._fd is not None:
             try:
                 os.fsync(self._fd)
+            except OSError:
+                pass  # what was written is in the page cache; a failed write has been reported
             finally:
                 os.close(self._fd)
                 self._fd = None
