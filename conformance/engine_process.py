@@ -47,8 +47,9 @@ WARNINGS = "always::DeprecationWarning,always::ResourceWarning"
 class EngineProcess(EngineDriver):
     """`cb-async ARGS...`, read line by line."""
 
-    def __init__(self, *args: str) -> None:
-        super().__init__([*engine_command(), *args], env={**os.environ, "PYTHONWARNINGS": WARNINGS})
+    def __init__(self, *args: str, prefix: tuple[str, ...] = ()) -> None:
+        """`prefix` runs before the engine's command (a shell that sets a limit, then `exec`s it)."""
+        super().__init__([*prefix, *engine_command(), *args], env={**os.environ, "PYTHONWARNINGS": WARNINGS})
 
     def read_line(self, timeout: float) -> OutputLine | None:
         """The next line, or None at end of output; ProtocolError after `timeout` seconds."""
