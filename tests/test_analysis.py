@@ -35,7 +35,8 @@ LIMITS = Limits(nodes=400)
 
 
 async def collect(job: Job) -> list[Result]:
-    return [result async for result in job.results()]
+    async with job:
+        return [result async for result in job.results()]
 
 
 @pytest.fixture(scope="module")
@@ -262,7 +263,8 @@ async def test_a_second_run_with_the_journal_searches_nothing_and_gives_the_same
 async def test_the_api_takes_parsed_games_and_boards_and_yields_as_results_complete() -> None:
     game = chess.pgn.read_game(io.StringIO("1. f3 e5 2. g4 Qh4# 0-1"))
     assert game is not None
-    results = [result async for result in analyse([game, chess.Board()], LIMITS, workers=2)]
+    async with analyse([game, chess.Board()], LIMITS, workers=2) as found:
+        results = [result async for result in found]
     kinds = sorted(type(result).__name__ for result in results)
     assert kinds == ["GameAnalysis", "PositionAnalysis"]
     fools = next(result for result in results if isinstance(result, GameAnalysis))
@@ -271,7 +273,8 @@ async def test_the_api_takes_parsed_games_and_boards_and_yields_as_results_compl
 
 
 async def test_read_text_feeds_the_api_with_pgn_text() -> None:
-    results = [r async for r in analyse(read_text("1. e4 e5 *\n"), Limits(depth=2), workers=1)]
+    async with analyse(read_text("1. e4 e5 *\n"), Limits(depth=2), workers=1) as found:
+        results = [r async for r in found]
     assert len(results) == 1 and isinstance(results[0], GameAnalysis) and len(results[0].evaluations) == 3
 
 
@@ -333,6 +336,7 @@ class _PoisonedPool:
 
         class Worker:
             name = f"fake {number}"
+            engine = "cb-async"
 
             async def evaluate(self, batch, limits, emit):  # type: ignore[no-untyped-def]
                 from cb_async.analysis.pool import WorkerLost

@@ -70,7 +70,10 @@ def test_the_progress_bar_is_drawn_on_stderr_when_asked(tmp_path: Path) -> None:
 def test_epd_in_gives_epd_out_with_analysis_opcodes_and_json_lines_on_request(tmp_path: Path) -> None:
     done = analyse(str(POSITIONS), "--nodes", NODES, "--journal", str(tmp_path / "j"))
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    header, _, body = done.stdout.partition("\n\n")
+    assert header.startswith("% cb-async analyse") and "% reproducible: " in header
+    assert body.splitlines()[2].startswith(f"% {POSITIONS}: line 3: not a FEN or EPD position")  # in its place
+    lines = [line for line in body.splitlines() if not line.startswith("%")]
     assert len(lines) == 4
     assert lines[1].startswith("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - ") and "bm Ra8#;" in lines[1]
     assert 'id "back rank";' in lines[1] and "ce 32766;" in lines[1] and "dm 1;" in lines[1]
@@ -80,6 +83,9 @@ def test_epd_in_gives_epd_out_with_analysis_opcodes_and_json_lines_on_request(tm
     assert "hmvc 4; fmvn 4;" in lines[3]
     as_json = analyse(str(POSITIONS), "--nodes", NODES, "--json", "--journal", str(tmp_path / "j"))
     records = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert records[0]["header"]["reproducible"] is True and records[0]["header"]["nodes"] == int(NODES)
+    assert records[3] == {"line": 3, "problem": records[3]["problem"]} and "not a FEN" in records[3]["problem"]
+    records = [record for record in records if "fen" in record]
     assert [record["line"] for record in records] == [1, 2, 4, 5]
     assert records[1]["best"] == "a1a8" and records[1]["score"] == {"mate": 1} and records[1]["id"] == "back rank"
     assert set(records[0]) >= {"fen", "played", "best", "score", "pv", "depth", "nodes", "time"}
@@ -183,8 +189,9 @@ def test_a_host_script_without_the_main_guard_gets_a_clear_error_not_a_hang(tmp_
         "from cb_async.analysis import analyse\n"
         "from cb_async.limits import Limits\n"
         "async def main():\n"
-        f"    async for result in analyse({str(POSITIONS)!r}, Limits(nodes=100), workers=1):\n"
-        "        print(result)\n"
+        f"    async with analyse({str(POSITIONS)!r}, Limits(nodes=100), workers=1) as results:\n"
+        "        async for result in results:\n"
+        "            print(result)\n"
         "asyncio.run(main())\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
                           stdin=subprocess.DEVNULL)
@@ -250,7 +257,8 @@ async def main():
             killed.append(pool.workers[0].name)
             os.kill(pool.workers[0].pid, signal.SIGKILL)
     job = Job(sys.argv[1], Limits(nodes=int(sys.argv[2])), pool=pool, ordered=True, on_progress=kill_an_actor)
-    texts = [epd_line(r) async for r in job.results()]
+    async with job:
+        texts = [epd_line(r) async for r in job.results()]
     print(json.dumps({"texts": texts, "lost": job.progress.workers_lost, "replaced": job.progress.workers_replaced,
                       "killed": killed}))
 
@@ -267,8 +275,8 @@ def test_a_ray_actor_killed_mid_job_is_replaced_and_the_output_is_the_same(tmp_p
     from cb_async.limits import Limits
 
     async def local() -> list[str]:
-        job = Job(str(OPENINGS), Limits(nodes=2000), workers=2, ordered=True)
-        return [epd_line(r) async for r in job.results() if isinstance(r, PositionAnalysis)]
+        async with Job(str(OPENINGS), Limits(nodes=2000), workers=2, ordered=True) as job:
+            return [epd_line(r) async for r in job.results() if isinstance(r, PositionAnalysis)]
 
     reference = asyncio.run(local())
     assert len(reference) == 64

@@ -18,16 +18,21 @@ from cb_async.analysis.model import Evaluation, Line, PositionTask
 from cb_async.limits import Limits
 from cb_async.search import Searcher
 from cb_async.timeman import stop_token
+from cb_async.version import __version__
 
 #: A node or depth budget never needs more: 16 MB holds about 100,000 entries.
 HASH_MB = 16
 
 
 class Analyst:
-    """One engine and its hash table; `evaluate` answers one position."""
+    """cb-async's own search and its hash table; `evaluate` answers one position."""
 
     def __init__(self, hash_mb: int = HASH_MB) -> None:
         self.searcher = Searcher(hash_mb)
+        self.name = f"cb-async {__version__}"
+
+    def close(self) -> None:
+        """Nothing to end: the search lives in this process."""
 
     def evaluate(self, task: PositionTask, limits: Limits) -> Evaluation:
         board = chess.Board(task.fen, chess960=task.chess960)

@@ -11,13 +11,14 @@ inside the worker. Python refuses that in the child; the pool turns the child's 
 said it was ready into `PoolError` with a message that names the guard, instead of a hang.
 
 Each worker talks to the driver over one pipe; a reader thread per worker turns its messages
-into an asyncio queue, so the event loop never blocks on a pipe, and a worker that dies (its
-pipe closes) becomes `WorkerLost` for the batch it held.
+into a memory stream of the caller's event loop (anyio: asyncio or trio), so the loop never
+blocks on a pipe, and a worker that dies (its pipe closes) becomes `WorkerLost` for the batch it
+held. What runs inside a worker is the job's `EngineSpec` (`engines.open_analyst`): cb-async's
+search, or one UCI engine subprocess that the worker owns and ends.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import threading
@@ -26,7 +27,14 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from cb_async.analysis.model import Evaluation, PositionTask
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from cb_async.analysis.engines import EngineSpec
+from cb_async.analysis.model import Answer, PositionTask
 from cb_async.analysis.pool import PoolError, Worker, WorkerLost
 from cb_async.limits import Limits
 from cb_async.runner import library_context
@@ -57,6 +65,7 @@ def default_workers() -> int:
 @dataclass(frozen=True, slots=True)
 class _Ready:
     pid: int
+    engine: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +81,14 @@ class _Stop:
 
 @dataclass(frozen=True, slots=True)
 class _Evaluated:
-    evaluation: Evaluation
+    answer: Answer
+
+
+@dataclass(frozen=True, slots=True)
+class _Unavailable:
+    """The worker's engine would not start: the reason, for `PoolError`."""
+
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,15 +96,19 @@ class _Gone:
     """Posted by the reader thread when the worker's pipe closes."""
 
 
-def worker_main(conn: Connection) -> None:
+def worker_main(conn: Connection, spec: EngineSpec = EngineSpec()) -> None:
     """The worker process: evaluate batches until told to stop or the driver goes away."""
     # Ctrl-C reaches the whole process group; the driver decides, the workers follow it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from cb_async.analysis.analyst import Analyst
+    from cb_async.analysis.engines import EngineUnavailable, open_analyst
 
-    analyst = Analyst()
     try:
-        conn.send(_Ready(os.getpid()))
+        analyst = open_analyst(spec)
+    except EngineUnavailable as error:
+        conn.send(_Unavailable(str(error)))
+        return
+    try:
+        conn.send(_Ready(os.getpid(), analyst.name))
         while True:
             message = conn.recv()
             match message:
@@ -99,6 +119,8 @@ def worker_main(conn: Connection) -> None:
                     return
     except (EOFError, OSError):
         return  # the driver is gone: nobody wants the answer
+    finally:
+        analyst.close()  # a UCI engine ends with its worker
 
 
 # -- the driver's side ---------------------------------------------------------------------------
@@ -107,20 +129,25 @@ def worker_main(conn: Connection) -> None:
 class LocalWorker:
     """The driver's handle on one worker process."""
 
-    def __init__(self, context: Any, number: int) -> None:  # a concrete multiprocessing context
+    def __init__(self, context: Any, number: int, spec: EngineSpec = EngineSpec()) -> None:
+        # `context` is a concrete multiprocessing context
         self.name = f"worker {number}"
         self._context = context
         self._conn, child = context.Pipe()
         self._child: Connection | None = child
-        self.process = context.Process(target=worker_main, args=(child,), name=f"cb-async analyse {number}",
+        self.process = context.Process(target=worker_main, args=(child, spec), name=f"cb-async analyse {number}",
                                        daemon=True)
-        self._inbox: asyncio.Queue[_Ready | _Evaluated | _Gone] = asyncio.Queue()
-        self._loop = asyncio.get_running_loop()
+        send, receive = anyio.create_memory_object_stream[_Ready | _Evaluated | _Unavailable | _Gone](100_000)
+        self._outbox: MemoryObjectSendStream[_Ready | _Evaluated | _Unavailable | _Gone] = send
+        self._inbox: MemoryObjectReceiveStream[_Ready | _Evaluated | _Unavailable | _Gone] = receive
+        self._token = anyio.lowlevel.current_token()
+        self._closed = False
         self.pid: int | None = None
+        self.engine = ""
 
     async def start(self) -> None:
         try:
-            await asyncio.to_thread(self.process.start)
+            await anyio.to_thread.run_sync(self.process.start)
         except (RuntimeError, OSError, EOFError) as error:
             raise PoolError(f"the analysis workers could not start ({error}); {GUARD_HINT}") from None
         finally:
@@ -128,14 +155,18 @@ class LocalWorker:
             self._child.close()  # the worker holds its end now; ours must close for EOF to reach us
             self._child = None
         threading.Thread(target=self._read, name=f"{self.name} reader", daemon=True).start()
-        try:
-            first = await asyncio.wait_for(self._inbox.get(), START_TIMEOUT)
-        except TimeoutError:
+        first = None
+        with anyio.move_on_after(START_TIMEOUT):
+            first = await self._inbox.receive()
+        if first is None:
             self.kill()
-            raise PoolError(f"a worker process did not start within {START_TIMEOUT:.0f} s") from None
+            raise PoolError(f"a worker process did not start within {START_TIMEOUT:.0f} s")
+        if isinstance(first, _Unavailable):
+            raise PoolError(first.reason)
         if not isinstance(first, _Ready):
             raise PoolError(f"the analysis workers could not start: {GUARD_HINT}")
         self.pid = first.pid
+        self.engine = first.engine
 
     def _read(self) -> None:
         while True:
@@ -146,25 +177,27 @@ class LocalWorker:
                 return
             self._post(message)
 
-    def _post(self, message: _Ready | _Evaluated | _Gone) -> None:
+    def _post(self, message: _Ready | _Evaluated | _Unavailable | _Gone) -> None:
+        if self._closed:
+            return
         try:
-            self._loop.call_soon_threadsafe(self._inbox.put_nowait, message)
-        except RuntimeError:
-            pass  # the loop is closed: the job is over
+            anyio.from_thread.run_sync(self._outbox.send_nowait, message, token=self._token)
+        except (RuntimeError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # the loop or the stream is closed: the job is over
 
     async def evaluate(self, batch: Sequence[PositionTask], limits: Limits,
-                       emit: Callable[[Evaluation], None]) -> None:
+                       emit: Callable[[Answer], None]) -> None:
         try:
             self._conn.send(_Batch(tuple(batch), limits))
         except OSError:
             raise WorkerLost(0, f"{self.name} (pid {self.pid}) is gone") from None
         for finished in range(len(batch)):
-            message = await self._inbox.get()
+            message = await self._inbox.receive()
             match message:
-                case _Evaluated(evaluation=evaluation):
-                    emit(evaluation)
+                case _Evaluated(answer=answer):
+                    emit(answer)
                 case _:
-                    await asyncio.to_thread(self.process.join, STOP_TIMEOUT)
+                    await anyio.to_thread.run_sync(self.process.join, STOP_TIMEOUT)
                     raise WorkerLost(finished, f"{self.name} (pid {self.pid}) died "
                                                f"(exit code {self.process.exitcode})")
 
@@ -173,9 +206,16 @@ class LocalWorker:
             self._conn.send(_Stop())
         except OSError:
             pass
-        await asyncio.to_thread(self.process.join, STOP_TIMEOUT)
+        await anyio.to_thread.run_sync(self.process.join, STOP_TIMEOUT)
         self.kill()
+        self.release()
+
+    def release(self) -> None:
+        """Close the pipe and the stream: the reader thread's last message has nowhere to go."""
+        self._closed = True
         self._conn.close()
+        self._outbox.close()
+        self._inbox.close()
 
     def kill(self) -> None:
         if self.process.is_alive():
@@ -186,7 +226,8 @@ class LocalWorker:
 class LocalPool:
     """`workers` engines in worker processes on this machine."""
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, engine: EngineSpec = EngineSpec()) -> None:
+        self.engine = engine
         self.size = workers if workers is not None else default_workers()
         if self.size < 1:
             raise PoolError("--workers must be at least 1")
@@ -198,15 +239,17 @@ class LocalPool:
     async def start(self) -> list[LocalWorker]:
         self.workers = [self._new() for _ in range(self.size)]
         try:
-            await asyncio.gather(*(worker.start() for worker in self.workers))
+            await _all(worker.start for worker in self.workers)
         except BaseException:
-            await self.close()
+            with anyio.CancelScope(shield=True):
+                await self.close()
             raise
         return list(self.workers)
 
     async def replace(self, worker: Worker) -> LocalWorker:
         index = next(i for i, known in enumerate(self.workers) if known is worker)
         self.workers[index].kill()
+        self.workers[index].release()
         fresh = self._new()
         self.workers[index] = fresh
         await fresh.start()
@@ -214,12 +257,35 @@ class LocalPool:
         return fresh
 
     async def close(self) -> None:
-        await asyncio.gather(*(worker.stop() for worker in self.workers if worker.process.pid is not None),
-                             return_exceptions=True)
+        try:
+            await _all(worker.stop for worker in self.workers if worker.process.pid is not None)
+        except Exception:  # noqa: BLE001 - a worker that cannot be stopped politely was killed
+            pass
+        for worker in self.workers:
+            if worker.process.pid is None:
+                worker.release()
 
     def pids(self) -> list[int]:
         return [worker.pid for worker in self.workers if worker.pid is not None]
 
     def _new(self) -> LocalWorker:
         self._started += 1
-        return LocalWorker(self._context, self._started)
+        return LocalWorker(self._context, self._started, self.engine)
+
+
+async def _all(calls: Any) -> None:
+    """Await every call at once in a task group of the caller's; the first error (a `PoolError`
+    for a worker that cannot start) is raised as itself, not wrapped in a group."""
+    first: list[BaseException] = []
+
+    async def one(call: Callable[[], Any]) -> None:
+        try:
+            await call()
+        except Exception as error:  # noqa: BLE001 - kept, raised below once all have ended
+            first.append(error)
+
+    async with anyio.create_task_group() as group:
+        for call in calls:
+            group.start_soon(one, call)
+    if first:
+        raise first[0]

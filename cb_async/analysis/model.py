@@ -29,6 +29,19 @@ class PositionTask:
     chess960: bool
     #: Repetition keys of the positions before this one since the last irreversible move.
     history: tuple[Hashable, ...] = ()
+    #: The same stretch of the game as another engine needs it (UCI `position fen START moves
+    #: ...`): the FEN where it begins and its moves. Empty when `history` is.
+    start: str | None = None
+    moves: tuple[str, ...] = ()
+
+    def board(self) -> chess.Board:
+        """The position with the moves that lead to it since the last irreversible move."""
+        if self.start is None:
+            return chess.Board(self.fen, chess960=self.chess960)
+        board = chess.Board(self.start, chess960=self.chess960)
+        for uci in self.moves:
+            board.push_uci(uci)
+        return board
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +71,18 @@ class Evaluation:
     nodes: int
     time_ms: int
     lines: tuple[Line, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A position the engine could not answer (it died on it more than once): never journaled,
+    so a later run tries it again; the items that need it are reported as problems."""
+
+    key: str
+    reason: str
+
+
+Answer = Evaluation | Failure
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +160,15 @@ def task_for(board: chess.Board, history: Sequence[Hashable]) -> PositionTask:
     search inputs, hence equal results under a node or depth budget.
     """
     fen = board.fen()
+    start: str | None = None
+    moves: tuple[str, ...] = ()
+    if history:
+        line = board.move_stack[len(board.move_stack) - len(history):]
+        before = board.copy()
+        for _ in line:
+            before.pop()
+        start, moves = before.fen(), tuple(move.uci() for move in line)
     without_move_number = fen.rsplit(" ", 1)[0]
     digest = hashlib.blake2b(repr(tuple(history)).encode(), digest_size=8).hexdigest() if history else "-"
     rules = "960" if board.chess960 else "std"
-    return PositionTask(f"{without_move_number}|{rules}|{digest}", fen, board.chess960, tuple(history))
+    return PositionTask(f"{without_move_number}|{rules}|{digest}", fen, board.chess960, tuple(history), start, moves)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from cb_async.analysis.model import Evaluation, PositionTask
+from cb_async.analysis.model import Answer, PositionTask
 from cb_async.limits import Limits
 
 
@@ -29,10 +29,12 @@ class PoolError(Exception):
 
 class Worker(Protocol):
     name: str
+    #: The name of the engine the worker runs (a UCI engine's `id name`).
+    engine: str
 
     async def evaluate(self, batch: Sequence[PositionTask], limits: Limits,
-                       emit: Callable[[Evaluation], None]) -> None:
-        """Evaluate `batch` in order, calling `emit` for each finished position."""
+                       emit: Callable[[Answer], None]) -> None:
+        """Evaluate `batch` in order, calling `emit` for each finished position (or `Failure`)."""
         ...
 
 

@@ -6,6 +6,10 @@ cluster, restarted elsewhere when a node is lost. The driver stays the only writ
 position is one actor call whose result streams back as soon as it is ready, and the driver
 journals it. A game's positions are all sent to the same actor, which runs them in order.
 
+Each actor builds its engine from the job's `EngineSpec` when it starts. A UCI engine must be
+installed on every node: an actor whose engine does not start says so, with its node's name,
+and the pool refuses to start (`PoolError`) rather than run on the nodes that have it.
+
 `--cluster` takes `auto` (the cluster this machine belongs to, as `ray start` set up),
 `ray://host:port` (a remote cluster through Ray Client) or `local` (a private single-machine
 Ray started for this job, bound to 127.0.0.1: for trying Ray out, tests and benchmarks). A host
@@ -21,8 +25,8 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, cast
 
-from cb_async.analysis.analyst import Analyst
-from cb_async.analysis.model import Evaluation, PositionTask
+from cb_async.analysis.engines import EngineSpec, EngineUnavailable, PositionAnalyst, node_name, open_analyst
+from cb_async.analysis.model import Answer, PositionTask
 from cb_async.analysis.pool import PoolError, Worker, WorkerLost
 from cb_async.limits import Limits
 
@@ -40,21 +44,39 @@ def check_address(address: str) -> None:
 
 
 class RayAnalyst:
-    """The actor: one `Analyst` (engine and hash table) living on one core of the cluster."""
+    """The actor: one analyst (an engine and its table) living on one core of the cluster."""
 
-    def __init__(self) -> None:
-        self.analyst = Analyst()
+    def __init__(self, spec: EngineSpec) -> None:
+        self.analyst: PositionAnalyst | None = None
+        self.problem: str | None = None
+        try:
+            self.analyst = open_analyst(spec)
+        except EngineUnavailable as error:
+            self.problem = f"on node {node_name()}: {error}"
 
-    def ready(self) -> int:
-        return os.getpid()
+    def ready(self) -> tuple[int, str, str | None]:
+        """(pid, engine name, None), or (pid, "", why the engine is not there on this node)."""
+        if self.analyst is None:
+            return os.getpid(), "", self.problem
+        return os.getpid(), self.analyst.name, None
 
-    def evaluate(self, task: PositionTask, limits: Limits) -> Evaluation:
-        return self.analyst.evaluate(task, limits)
+    def _analyst(self) -> PositionAnalyst:
+        if self.analyst is None:
+            raise EngineUnavailable(self.problem or "no engine")
+        return self.analyst
 
-    def evaluate_batch(self, tasks: tuple[PositionTask, ...], limits: Limits) -> Iterator[Evaluation]:
+    def evaluate(self, task: PositionTask, limits: Limits) -> Answer:
+        return self._analyst().evaluate(task, limits)
+
+    def evaluate_batch(self, tasks: tuple[PositionTask, ...], limits: Limits) -> Iterator[Answer]:
         """A game's positions in order, each streamed back to the driver as it is found."""
         for task in tasks:
-            yield self.analyst.evaluate(task, limits)
+            yield self._analyst().evaluate(task, limits)
+
+    def close(self) -> None:
+        """End the engine (a UCI subprocess) before the actor is killed."""
+        if self.analyst is not None:
+            self.analyst.close()
 
 
 class RayWorker:
@@ -70,9 +92,10 @@ class RayWorker:
         self.name = f"actor {number}"
         self.streaming = streaming
         self.pid: int | None = None
+        self.engine = ""
 
     async def evaluate(self, batch: Sequence[PositionTask], limits: Limits,
-                       emit: Callable[[Evaluation], None]) -> None:
+                       emit: Callable[[Answer], None]) -> None:
         import ray.exceptions
 
         finished = 0
@@ -80,11 +103,11 @@ class RayWorker:
             if self.streaming:
                 stream: ObjectRefGenerator = self.actor.evaluate_batch.options(num_returns="streaming").remote(tuple(batch), limits)
                 async for ref in stream:
-                    evaluation: Evaluation = await ref
-                    emit(evaluation)
+                    answer: Answer = await ref
+                    emit(answer)
                     finished += 1
             else:
-                refs: list[ObjectRef[Evaluation]] = [self.actor.evaluate.remote(task, limits) for task in batch]
+                refs: list[ObjectRef[Answer]] = [self.actor.evaluate.remote(task, limits) for task in batch]
                 for ref in refs:
                     emit(await ref)
                     finished += 1
@@ -97,8 +120,9 @@ class RayWorker:
 class RayPool:
     """One actor per CPU of the cluster (or `workers` of them)."""
 
-    def __init__(self, address: str, workers: int | None = None) -> None:
+    def __init__(self, address: str, workers: int | None = None, engine: EngineSpec = EngineSpec()) -> None:
         check_address(address)
+        self.engine = engine
         if workers is not None and workers < 1:
             raise PoolError("--workers must be at least 1")
         self.address = address
@@ -115,12 +139,17 @@ class RayPool:
         await asyncio.to_thread(self._connect)
         self.workers = [self._new() for _ in range(self._actors())]
         try:
-            pids: list[int] = await asyncio.gather(*(worker.actor.ready.remote() for worker in self.workers))
+            answers: list[tuple[int, str, str | None]] = await asyncio.gather(
+                *(worker.actor.ready.remote() for worker in self.workers))
         except Exception as error:
             await self.close()
             raise PoolError(f"the Ray actors could not start: {str(error).splitlines()[0]}") from None
-        for worker, pid in zip(self.workers, pids):
-            worker.pid = pid
+        problem = next((problem for _, _, problem in answers if problem is not None), None)
+        if problem is not None:
+            await self.close()
+            raise PoolError(problem)
+        for worker, (pid, name, _) in zip(self.workers, answers):
+            worker.pid, worker.engine = pid, name
         return list(self.workers)
 
     def _connect(self) -> None:
@@ -154,7 +183,7 @@ class RayPool:
         import ray
 
         self._started += 1
-        actor = cast("ActorHandle[RayAnalyst]", ray.remote(num_cpus=1)(RayAnalyst).remote())
+        actor = cast("ActorHandle[RayAnalyst]", ray.remote(num_cpus=1)(RayAnalyst).remote(self.engine))
         return RayWorker(actor, self._started, streaming=not self.address.startswith("ray://"))
 
     async def replace(self, worker: Worker) -> RayWorker:
@@ -167,7 +196,10 @@ class RayPool:
             pass
         fresh = self._new()
         self.workers[index] = fresh
-        fresh.pid = await fresh.actor.ready.remote()
+        pid, name, problem = await fresh.actor.ready.remote()
+        if problem is not None:
+            raise PoolError(problem)
+        fresh.pid, fresh.engine = pid, name
         return fresh
 
     async def close(self) -> None:
@@ -176,6 +208,10 @@ class RayPool:
         if not ray.is_initialized():
             return
         for worker in self.workers:
+            try:
+                await asyncio.wait_for(asyncio.wrap_future(worker.actor.close.remote().future()), 5)
+            except Exception:  # noqa: BLE001 - dead or stuck: killed below
+                pass
             try:
                 ray.kill(worker.actor, no_restart=True)
             except Exception:  # noqa: BLE001 - already gone

@@ -8,16 +8,19 @@ castling, the `[%eval ...]` comment format lichess uses) has one owner. A writer
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import chess
 import chess.engine
 import chess.pgn
 
 from cb_async.analysis import annotate
-from cb_async.analysis.model import Evaluation, GameAnalysis, PositionAnalysis
+from cb_async.analysis.model import Evaluation, GameAnalysis, PositionAnalysis, Problem
 from cb_async.results import Score
 from cb_async.version import __version__
+
+if TYPE_CHECKING:
+    from cb_async.analysis.job import Job
 
 #: lichess shows at most this many plies of the better line.
 VARIATION_PLIES = 20
@@ -183,3 +186,34 @@ def json_lines(analysis: GameAnalysis | PositionAnalysis) -> str:
             board.push(played)
         out.append(json.dumps(record) + "\n")
     return "".join(out)
+
+
+def header(job: Job, engines: list[str] | None = None) -> dict[str, Any]:
+    """What produced the output, and whether running it again gives the same bytes."""
+    limits = job.limits
+    return {"analyser": f"cb-async {__version__}", "engines": engines or [job.engine_name or job.engine.describe()],
+            "command": job.engine.describe() if job.engine.command is not None else None,
+            "nodes": limits.nodes, "depth": limits.depth, "movetime": limits.movetime, "multipv": limits.multipv,
+            "reproducible": job.reproducible, "why": job.reproducible_why}
+
+
+def header_lines(job: Job, *, as_json: bool, engines: list[str] | None = None) -> str:
+    """The output's first lines: `%` lines (which PGN and EPD readers skip), or one JSON object."""
+    fields = header(job, engines)
+    if as_json:
+        return json.dumps({"header": fields}) + "\n"
+    budget = ", ".join(f"{name} {fields[name]}" for name in ("nodes", "depth", "movetime") if fields[name] is not None)
+    verdict = ("reproducible: the same output for any number of workers, after any resume"
+               if fields["reproducible"] else "not reproducible: another run may differ")
+    lines = [f"% cb-async analyse {__version__}: {', '.join(fields['engines'])}"
+             + (f" ({fields['command']})" if fields["command"] and len(fields["engines"]) == 1 else ""),
+             f"% budget per position: {budget}, multipv {fields['multipv']}",
+             f"% {verdict} ({fields['why']})"]
+    return "\n".join(lines) + "\n\n"
+
+
+def problem_line(problem: Problem, *, as_json: bool) -> str:
+    """An item that could not be analysed, in its place in the output (nothing invented for it)."""
+    if as_json:
+        return json.dumps({problem.kind: problem.number, "problem": problem.reason}) + "\n"
+    return f"% {problem}\n" + ("\n" if problem.kind == "game" else "")

@@ -133,13 +133,14 @@ async def run_job(source: Source, nodes: int, pool: Pool, journal: str | None) -
     job = Job(source, Limits(nodes=nodes), pool=timed, journal=journal)
     count = 0
     ended = spent = workers = 0.0
-    async for _ in job.results():
-        count += 1
-        # Timed at the last result: closing the pool (a Ray shutdown takes seconds) is not work.
-        ended = time.perf_counter()
-        spent = time.process_time() - timed.cpu_at_ready
-        if count == len(source):
-            workers = cpu_seconds(timed.pids()) - timed.workers_cpu_at_ready
+    async with job:
+        async for _ in job.results():
+            count += 1
+            # Timed at the last result: closing the pool (a Ray shutdown takes seconds) is not work.
+            ended = time.perf_counter()
+            spent = time.process_time() - timed.cpu_at_ready
+            if count == len(source):
+                workers = cpu_seconds(timed.pids()) - timed.workers_cpu_at_ready
     assert count == len(source)
     searched = job.progress.searched  # positions shared between games are searched once: count them once
     return Measure(searched / (ended - timed.ready_at), spent * 1000 / searched, workers * 1000 / searched,
