@@ -50,7 +50,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "analyse": Subcommand("cb_async.tools.analyse", "annotate PGN games or evaluate EPD/FEN positions with many engines"),
     "analysis-bench": Subcommand("cb_async.tools.analysis_bench", "what batch analysis costs: local workers, Ray, Stockfish"),
     "stress": Subcommand("cb_async.tools.stress", "random interleavings of commands into the engine; checks every answer"),
-    "conformance": Subcommand("cb_async.tools.conformance.command",
+    "conformance": Subcommand("cb_async.tools.gui_habits.command",
                               "check any UCI or XBoard engine against the GUI habits that break engines"),
     "cnp-schema": Subcommand("cb_async.tools.cnp_schema", "print the JSON Schema of CNP, the Chess Node Protocol"),
 }

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cb_async.helpers import HelperPool
+from cb_async.lazy_smp_helpers import HelperPool
 from cb_async.search.worker import (
     CONTROL_SLOTS, DEADLINE_ID, STOPPED_ID, DoneReply, FailedReply, InfoReply, NewGameRequest, ReadyReply,
     Reply, ResultReply, SearchRequest, end_worker, stop_search, worker_main, write_deadlines,

@@ -1,7 +1,7 @@
 """The real `cb-async` binary under test: start it, write lines, read every line it writes.
 
 The process, its reader threads and the transcript belong to the conformance tool's driver
-(`cb_async.tools.conformance.driver`); this adds what cb-async's own black-box tests want on
+(`cb_async.tools.gui_habits.driver`); this adds what cb-async's own black-box tests want on
 top: `cb-async` as the command, an `expect` that fails with the transcript's tail, and exit
 checks that raise. No test sleeps and hopes: every wait has a deadline.
 """
@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cb_async.tools.conformance.driver import EngineDriver
+from cb_async.tools.gui_habits.driver import EngineDriver
 
 
 def engine_command() -> list[str]:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from cb_async.tools.conformance import bounds
-from cb_async.tools.conformance.registry import Protocol, load, select
-from cb_async.tools.conformance.runner import Result, run_check, run_checks
+from cb_async.tools.gui_habits import bounds
+from cb_async.tools.gui_habits.registry import Protocol, load, select
+from cb_async.tools.gui_habits.runner import Result, run_check, run_checks
 from conformance.engine_process import engine_command
 from conformance.faulty_engine import FAULTS
 

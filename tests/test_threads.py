@@ -14,7 +14,7 @@ import anyio
 import chess
 import pytest
 
-from cb_async.helpers import HelperPool, shared_table_bytes
+from cb_async.lazy_smp_helpers import HelperPool, shared_table_bytes
 from cb_async.limits import Limits
 from cb_async.results import SearchInfo
 from cb_async.runner import ProcessRunner, library_context

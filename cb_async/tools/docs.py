@@ -353,8 +353,8 @@ class Generator:
 
 def conformance_checks(args: list[str]) -> str:
     """The conformance suite's checks, by group, from its own registry."""
-    from cb_async.tools.conformance.registry import load
-    from cb_async.tools.conformance.report import markdown
+    from cb_async.tools.gui_habits.registry import load
+    from cb_async.tools.gui_habits.report import markdown
 
     return markdown(load())
 

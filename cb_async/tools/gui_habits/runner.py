@@ -15,8 +15,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
-from cb_async.tools.conformance.driver import CheckFailed, EngineDriver, Line, Skipped
-from cb_async.tools.conformance.registry import Check
+from cb_async.tools.gui_habits.driver import CheckFailed, EngineDriver, Line, Skipped
+from cb_async.tools.gui_habits.registry import Check
 
 Status = Literal["PASS", "FAIL", "SKIP"]
 

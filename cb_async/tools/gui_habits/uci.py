@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import chess
 
-from cb_async.tools.conformance import bounds
-from cb_async.tools.conformance.driver import CheckFailed, EngineDriver, Line, Skipped
-from cb_async.tools.conformance.moves import NO_MOVE, uci_move, uci_position
+from cb_async.tools.gui_habits import bounds
+from cb_async.tools.gui_habits.driver import CheckFailed, EngineDriver, Line, Skipped
+from cb_async.tools.gui_habits.moves import NO_MOVE, uci_move, uci_position
 
 OPTION_WORDS = re.compile(r"\b(name|type|default|min|max|var)\b")
 OPTION_TYPES = ("check", "spin", "combo", "button", "string")

@@ -12,11 +12,11 @@ import re
 
 import chess
 
-from cb_async.tools.conformance import bounds
-from cb_async.tools.conformance.driver import CheckFailed, Line, Skipped
-from cb_async.tools.conformance.registry import check, group
-from cb_async.tools.conformance.runner import Context
-from cb_async.tools.conformance.xboard import MOVE, THINKING, XBoardEngine, errors, parse_features, start
+from cb_async.tools.gui_habits import bounds
+from cb_async.tools.gui_habits.driver import CheckFailed, Line, Skipped
+from cb_async.tools.gui_habits.registry import check, group
+from cb_async.tools.gui_habits.runner import Context
+from cb_async.tools.gui_habits.xboard import MOVE, THINKING, XBoardEngine, errors, parse_features, start
 
 #: A made-up middlegame, in no opening book: a search in it does not end by itself at once.
 MIDDLEGAME = "r3r1k1/1pq2ppp/p1nbbn2/3p4/3P4/P1NBBN1P/1PQ2PP1/R3R1K1 w - - 4 16"

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import chess
 
-from cb_async.tools.conformance import bounds
-from cb_async.tools.conformance.driver import CheckFailed, EngineDriver, Line, Skipped
-from cb_async.tools.conformance.moves import xboard_move
+from cb_async.tools.gui_habits import bounds
+from cb_async.tools.gui_habits.driver import CheckFailed, EngineDriver, Line, Skipped
+from cb_async.tools.gui_habits.moves import xboard_move
 
 MOVE = re.compile(r"move\s+(\S+)\s*")
 ERROR = re.compile(r"\s*(Error|Illegal move)(\s*\([^()]*\))?\s*:.*")  # python-chess's own pattern

@@ -9,4 +9,7 @@
     runner      a fresh engine per check; PASS, FAIL or SKIP
     report      text (one line per check) and JUnit XML
     command     the `cb-async conformance` command line
+
+The package is named for what it checks, not for the command: the repository's top-level
+`conformance/` folder is cb-async's own black-box test suite, which uses this driver.
 """

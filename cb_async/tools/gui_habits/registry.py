@@ -77,7 +77,7 @@ def check(in_group: Group, slug: str, source: str) -> Callable[[F], F]:
 
 def load() -> list[Check]:
     """Every registered check (importing the protocol modules registers them)."""
-    from cb_async.tools.conformance import uci_checks, xboard_checks  # noqa: F401  (they register)
+    from cb_async.tools.gui_habits import uci_checks, xboard_checks  # noqa: F401  (they register)
 
     return list(CHECKS)
 

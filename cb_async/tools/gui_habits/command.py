@@ -17,10 +17,10 @@ import shlex
 import sys
 from pathlib import Path
 
-from cb_async.tools.conformance import bounds
-from cb_async.tools.conformance.registry import PROTOCOLS, Protocol, load, select
-from cb_async.tools.conformance.report import TextReport, list_checks, write_junit
-from cb_async.tools.conformance.runner import run_checks
+from cb_async.tools.gui_habits import bounds
+from cb_async.tools.gui_habits.registry import PROTOCOLS, Protocol, load, select
+from cb_async.tools.gui_habits.report import TextReport, list_checks, write_junit
+from cb_async.tools.gui_habits.runner import run_checks
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ import re
 
 import chess
 
-from cb_async.tools.conformance.driver import CheckFailed
+from cb_async.tools.gui_habits.driver import CheckFailed
 
 UCI_MOVE = re.compile(r"[a-h][1-8][a-h][1-8][qrbn]?")
 #: What UCI clients take as "no move": python-chess (`(none)`, `NULL`), cutechess (`0000`).

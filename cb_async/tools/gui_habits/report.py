@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from cb_async.tools.conformance.registry import Check, Group
-from cb_async.tools.conformance.runner import Result
+from cb_async.tools.gui_habits.registry import Check, Group
+from cb_async.tools.gui_habits.runner import Result
 
 #: Transcript lines shown before a failure (and every line after it).
 CONTEXT_LINES = 25

@@ -12,11 +12,11 @@ import re
 
 import chess
 
-from cb_async.tools.conformance import bounds
-from cb_async.tools.conformance.driver import CheckFailed, Skipped
-from cb_async.tools.conformance.registry import check, group
-from cb_async.tools.conformance.runner import Context
-from cb_async.tools.conformance.uci import OPTION_TYPES, UciEngine, info_problems, parse_option, start
+from cb_async.tools.gui_habits import bounds
+from cb_async.tools.gui_habits.driver import CheckFailed, Skipped
+from cb_async.tools.gui_habits.registry import check, group
+from cb_async.tools.gui_habits.runner import Context
+from cb_async.tools.gui_habits.uci import OPTION_TYPES, UciEngine, info_problems, parse_option, start
 
 #: A quiet middlegame out of every opening book (the Italian; White may castle).
 ITALIAN = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
