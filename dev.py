@@ -13,6 +13,9 @@ stdio engine that a GUI can start.
 running dev.py in `.venv`, each other one in `.venvs/3.N`), found on the PATH as `python3.N` or
 among pyenv's versions; a supported version that is not there is skipped with a line saying
 so. `test-here` runs it under this interpreter alone, for a quick loop while you work.
+
+`docs`, `tune`, `stress` and `analysis-bench` run the project's own tools (the `devtools/`
+folder, which is not installed: see its `__init__`) with this clone on the path.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ ROOT = Path(__file__).resolve().parent
 SUPPORTED = ("3.11", "3.12", "3.13")
 #: Newer versions are tested too when the machine has them.
 LOOK_FOR = tuple(f"3.{minor}" for minor in range(11, 16))
+#: The tools that work only in a clone: `python3 dev.py NAME` runs `python -m MODULE`.
+DEVTOOLS = {"docs": "devtools.docs", "tune": "devtools.tune", "stress": "devtools.stress",
+            "analysis-bench": "devtools.analysis_bench"}
 
 
 @dataclass(frozen=True)
@@ -189,21 +195,27 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip(), file=out)
         print("\ncommands: engine [ARGS...] (the stdio engine), test [PYTEST ARGS...] (the whole suite,"
               "\n          under every Python), test-here [PYTEST ARGS...] (under this Python only),"
+              "\n          the clone's own tools (docs, tune, stress, analysis-bench),"
               "\n          or any cb-async subcommand (bench, perft, latency ...)", file=out)
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     if command == "test":
         return test_everywhere(rest)
     ensure_environment(frozenset({"test"}) if command == "test-here" else frozenset())
-    if command == "test-here":
+    env = None
+    if command in DEVTOOLS:
+        # `devtools` is a folder of this clone, not an installed package.
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        args = [str(HERE.python), "-m", DEVTOOLS[command], *rest]
+    elif command == "test-here":
         args = [str(HERE.python), "-m", "pytest", "-q", *rest]
     elif command == "engine":
         args = [str(HERE.bin / "cb-async"), *rest]
     else:
         args = [str(HERE.bin / "cb-async"), command, *rest]
     if os.name == "nt":
-        return subprocess.call(args)
-    os.execv(args[0], args)
+        return subprocess.call(args, env=env)
+    os.execve(args[0], args, env if env is not None else os.environ)
     return 0  # not reached
 
 

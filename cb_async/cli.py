@@ -6,9 +6,7 @@ imported, and its arguments added to its parser, only when that subcommand is on
 line (its `--help` included). The engine's own flags may come before a subcommand
 (`cb-async --log x perft startpos 2`): the subcommand runs and a note says it ignores them.
 
-A subcommand is a module with `add_arguments(parser)` and `run(args) -> int`. A module that
-still has only `main(argv) -> int` is run with the words after its name, so a new tool can be
-registered before it is converted. Every mistake on the command line ends the same way: one
+A subcommand is a module with `add_arguments(parser)` and `run(args) -> int`. Every mistake on the command line ends the same way: one
 line on stderr saying what is wrong, exit status 2, never a traceback. A tool reports what
 it finds only after parsing (an unreadable file, values that do not fit together) by raising
 `UsageError`.
@@ -21,7 +19,6 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from types import ModuleType
 from typing import NoReturn, Protocol, cast
 
 from cb_async.version import __version__
@@ -46,10 +43,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "bench": Subcommand("cb_async.tools.bench", "search built-in positions to a fixed depth: the Bench node signature and speed"),
     "latency": Subcommand("cb_async.tools.latency", "measure start-up, isready and stop latency of the engine"),
     "match": Subcommand("cb_async.tools.match", "play engines against each other (UCI or XBoard), with SPRT"),
-    "tune": Subcommand("cb_async.tools.tune", "label positions with a reference engine; fit the evaluation's weights (Texel)"),
     "analyse": Subcommand("cb_async.tools.analyse", "annotate PGN games or evaluate EPD/FEN positions with many engines"),
-    "analysis-bench": Subcommand("cb_async.tools.analysis_bench", "what batch analysis costs: local workers, Ray, Stockfish"),
-    "stress": Subcommand("cb_async.tools.stress", "random interleavings of commands into the engine; checks every answer"),
     "conformance": Subcommand("cb_async.tools.gui_habits.command",
                               "check any UCI or XBoard engine against the GUI habits that break engines"),
     "cnp-schema": Subcommand("cb_async.tools.cnp_schema", "print the JSON Schema of CNP, the Chess Node Protocol"),
@@ -160,11 +154,6 @@ class _Subcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
         name = str(values[0])
         if name in SUBCOMMANDS:
             module = importlib.import_module(SUBCOMMANDS[name].module)
-            if not _has_arguments(module):
-                # An old-style tool: its own `main(argv)` parses the rest, --help included.
-                setattr(namespace, self.dest, name)
-                namespace.argv = [str(value) for value in values[1:]]
-                return
             subparser = self._name_parser_map[name]
             if not getattr(subparser, "_arguments_added", False):
                 if module.__doc__:  # its first paragraph; add_arguments may say more
@@ -172,10 +161,6 @@ class _Subcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
                 cast(SubcommandModule, module).add_arguments(subparser)
                 setattr(subparser, "_arguments_added", True)
         super().__call__(parser, namespace, values, option_string)
-
-
-def _has_arguments(module: ModuleType) -> bool:
-    return hasattr(module, "add_arguments") and hasattr(module, "run")
 
 
 def build_parser(subcommands: bool = True) -> ArgumentParser:
@@ -254,15 +239,10 @@ def run_subcommand(args: argparse.Namespace) -> int:
               f"'{name}' ignores {'it' if len(ignored) == 1 else 'them'}", file=sys.stderr)
     module = importlib.import_module(SUBCOMMANDS[name].module)
     try:
-        if _has_arguments(module):
-            return int(cast(SubcommandModule, module).run(args))
-        shim = cast(Callable[[list[str]], int], getattr(module, "main"))
-        return int(shim(args.argv) or 0)
+        return int(cast(SubcommandModule, module).run(args))
     except UsageError as error:
         print(f"{PROG} {name}: {error}", file=sys.stderr)
         return 2
-    except SystemExit as done:  # an old-style tool's own argparse
-        return done.code if isinstance(done.code, int) else 2
     except KeyboardInterrupt:
         return 130
 

@@ -64,7 +64,7 @@ def test_a_bad_log_path_is_one_line_not_a_traceback(tmp_path: Path) -> None:
 
 
 def test_help_of_each_subcommand_from_the_real_binary() -> None:
-    for name in ("bench", "perft", "latency", "match", "stress", "cnp-schema"):
+    for name in ("bench", "perft", "latency", "match", "analyse", "conformance", "cnp-schema"):
         result = run(name, "--help")
         assert result.returncode == 0, result.stderr
         assert result.stdout.startswith(f"usage: cb-async {name}")

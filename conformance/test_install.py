@@ -86,7 +86,10 @@ def test_the_wheel_holds_one_top_level_package_with_its_data(installed: Installe
         assert wanted in names
     # Older setuptools put it at the top of .dist-info, newer ones under .dist-info/licenses/.
     assert any(".dist-info/" in name and name.endswith("/LICENSE") for name in names)
-    assert not any(name.startswith(("tests/", "conformance/", "adapters/", "docs/")) for name in names)
+    assert not any(name.startswith(("tests/", "conformance/", "adapters/", "docs/", "devtools/")) for name in names)
+    # The clone's own tools stay in the clone.
+    assert not any(name.startswith(("cb_async/tools/docs", "cb_async/tools/tune", "cb_async/tools/stress",
+                                    "cb_async/tools/analysis_bench")) for name in names)
 
 
 def test_site_packages_gets_cb_async_and_nothing_else(installed: Installed) -> None:

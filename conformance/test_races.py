@@ -1,14 +1,14 @@
 """Races: random interleavings of commands into the real engine, every answer checked.
 
-The driver is `cb-async stress` (see `cb_async.tools.stress` for the invariants); CI runs 600
-commands per protocol, the benchmark run is `cb-async stress --commands 10000`.
+The driver is `python3 dev.py stress` (see `devtools.stress` for the invariants); CI runs 600
+commands per protocol, the benchmark run is `python3 dev.py stress --commands 10000`.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from cb_async.tools.stress import stress
+from devtools.stress import stress
 from conformance.engine_process import engine_command
 
 

@@ -8,10 +8,10 @@
 #    the games the same however many run at once).
 # 2. Labels: 12,000 quiet positions past the opening (a random sample), each evaluated by
 #    Stockfish at 5,000 nodes (about 25 ms a position).
-# Then fit: cb-async tune fit OUT_DIR/positions.txt (prints the new structure.WEIGHTS).
+# Then fit: python3 dev.py tune fit OUT_DIR/positions.txt (prints the new structure.WEIGHTS).
 #
 # The sizes are set by the environment, for the larger set that fitting the piece-square
-# tables needs (`cb-async tune fit --tables`, about 800 weights where the structure has 20):
+# tables needs (`python3 dev.py tune fit --tables`, about 800 weights where the structure has 20):
 #   PAIRS (the node budgets that meet, "A B" pairs separated by commas; the same pair plays
 #   the same games, so more positions need more pairs), POSITIONS (default 12000), NODES
 #   (Stockfish's nodes per label, default 5000), JOBS (games at a time, default 2).

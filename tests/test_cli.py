@@ -49,11 +49,11 @@ def test_a_subcommand_alone_gets_no_note(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_a_tools_own_flag_does_not_clash_with_the_engines(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`stress --protocol` is the tool's; `--protocol` before the subcommand is the engine's."""
-    args = cli.parse(["--protocol", "uci", "stress", "--protocol", "cnp"])
-    assert (args.engine_protocol, args.protocol) == ("uci", "cnp")
-    args = cli.parse(["stress"])
-    assert (args.engine_protocol, args.protocol) == ("auto", "all")
+    """`conformance --protocol` is the tool's; `--protocol` before the subcommand is the engine's."""
+    args = cli.parse(["--protocol", "uci", "conformance", "--protocol", "xboard"])
+    assert (args.engine_protocol, args.protocol) == ("uci", "xboard")
+    args = cli.parse(["conformance"])
+    assert (args.engine_protocol, args.protocol) == ("auto", None)
 
 
 def engines(*extra: str) -> list[str]:
@@ -107,9 +107,6 @@ BAD = [
     engines("--depth", "1", "--pgn", "/no/such/dir/games.pgn"),
     engines("--depth", "1", "--tb", "/no/such/folder"),
     ["match", "--engine", f"cmd={PYTHON} -c pass", "--engine", f"cmd={PYTHON} -c pass", "--depth", "1"],
-    ["stress", "--commands", "0"],
-    ["stress", "--protocol", "telnet"],
-    ["stress", "--engine", "/no/such/engine"],
     ["cnp-schema", "extra"],
 ]
 
@@ -188,19 +185,6 @@ def test_a_new_subcommand_is_one_table_entry(monkeypatch: pytest.MonkeyPatch,
     assert "greet" in capsys.readouterr().out
     assert main(["greet", "--help"]) == 0
     assert "--times" in capsys.readouterr().out
-
-
-def test_a_tool_with_only_main_gets_the_words_after_its_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[list[str]] = []
-
-    def old_main(argv: list[str]) -> int:
-        seen.append(argv)
-        return 3
-
-    fake_tool(monkeypatch, "old", main=old_main)
-    assert main(["old", "--help", "-x", "word"]) == 3
-    assert main(["old"]) == 3
-    assert seen == [["--help", "-x", "word"], []]
 
 
 def test_interrupting_a_tool_is_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -71,7 +71,7 @@ def test_documented_command_runs(doc: str, command: str, tmp_path: Path) -> None
 
 # -- generated blocks ----------------------------------------------------------------------------
 
-from cb_async.tools import docs as generated_docs  # noqa: E402
+from devtools import docs as generated_docs  # noqa: E402
 
 GENERATED = generated_docs.blocks()
 #: Blocks that must stay generated: removing one would let its doc go stale unseen.
@@ -98,7 +98,7 @@ def test_the_docs_keep_their_generated_blocks() -> None:
 def test_generated_block_is_what_the_engine_says(block: generated_docs.Block,
                                                 engine_says: generated_docs.Generated) -> None:
     assert engine_says.agrees(block), (
-        f"{block.name} is stale: run `python -m cb_async.tools.docs` to rewrite it\n"
+        f"{block.name} is stale: run `python3 dev.py docs` to rewrite it\n"
         f"--- now ---\n{engine_says(block.spec)}")
 
 

@@ -12,7 +12,7 @@ import chess
 import chess.pgn
 
 from cb_async.search.structure import NAMES, SIGNS, WEIGHTS
-from cb_async.tools import tune
+from devtools import tune
 from conformance.engine_process import engine_command
 
 

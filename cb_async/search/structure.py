@@ -16,7 +16,7 @@ Every term is a count (White's minus Black's) times a midgame and an endgame wei
 White's point of view like the tables. The weights are set by hand from what engines of this
 size use, kept small where the tables already pay (an advanced pawn scores by its square) and
 each on its term's side (`SIGNS`); `features` gives the counts in `WEIGHTS`' order, for tests and
-fits (`cb-async tune`).
+fits (`python3 dev.py tune`).
 """
 
 from __future__ import annotations

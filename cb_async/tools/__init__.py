@@ -1,7 +1,7 @@
-"""Commands for developers and testers: the `cb-async` subcommands (bench, perft, latency, match,
-stress, cnp-schema, analyse, analysis-bench; `cb_async.cli.SUBCOMMANDS` lists them) and
-`python -m cb_async.tools.docs`, which rewrites the docs' generated blocks. (`analyse` is for
-users too: a thin shell over the library's `cb_async.analysis`.)
+"""The `cb-async` subcommands users run (analyse, bench, perft, latency, match, conformance,
+cnp-schema; `cb_async.cli.SUBCOMMANDS` lists them). `analyse` is a thin shell over the library's
+`cb_async.analysis`; `conformance` is the `gui_habits` package. The tools that only work in a
+clone (the docs generator, tune, stress, analysis-bench) are the repository's `devtools/`.
 
 Nothing in the engine imports from here; these import whatever they measure.
 """

@@ -89,11 +89,3 @@ def _run(args: argparse.Namespace) -> int:
             print(f"cb-async conformance: cannot write {args.junit}: {error.strerror}", file=sys.stderr)
             return 2
     return 1 if any(result.status == "FAIL" for result in results) else 0
-
-
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="cb-async conformance", description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="\n".join(__doc__.splitlines()[1:]))
-    add_arguments(parser)
-    return run(parser.parse_args(argv))

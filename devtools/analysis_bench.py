@@ -1,4 +1,4 @@
-"""`cb-async analysis-bench`: what batch analysis costs, on this machine, in one run.
+"""`python3 dev.py analysis-bench`: what batch analysis costs, on this machine, in one run.
 
 Runs the same job (the 64 positions of `data/openings.epd`, or with `--job games` the 64
 opening lines that lead to them as games, at a fixed node budget) several ways,
@@ -36,13 +36,17 @@ from pathlib import Path
 import chess
 import chess.pgn
 
+import cb_async
 from cb_async.analysis import Job
 from cb_async.analysis.local import LocalPool
 from cb_async.analysis.pool import Pool, Worker
 from cb_async.cli import whole_number
 from cb_async.limits import Limits
+from devtools import command_line
 
-OPENINGS = Path(__file__).parent.parent / "data" / "openings.epd"
+OPENINGS = Path(cb_async.__file__).parent / "data" / "openings.epd"
+#: The clone this tool runs from: its child process imports `devtools` from there.
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -154,10 +158,11 @@ def local(source: Source, nodes: int, workers: int) -> Measure:
 
 def ray_in_namespace(job: str, count: int, nodes: int) -> Measure:
     """The Ray run, in a child process inside a loopback-only network namespace."""
-    command = [sys.executable, "-m", "cb_async.tools.analysis_bench", "--ray-once", "--job", job,
+    command = [sys.executable, "-m", "devtools.analysis_bench", "--ray-once", "--job", job,
                "--positions", str(count), "--nodes", str(nodes)]
     quoted = " ".join("'" + part + "'" for part in command)
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(["unshare", "-n", "sh", "-c", f"ip link set lo up && exec {quoted}"],
                           capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
@@ -266,7 +271,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-if __name__ == "__main__":  # the Ray run's child process (`--ray-once`)
-    _parser = argparse.ArgumentParser(prog="cb-async analysis-bench")
-    add_arguments(_parser)
-    sys.exit(run(_parser.parse_args()))
+def main(argv: list[str] | None = None) -> int:
+    return command_line("python3 dev.py analysis-bench", __doc__, add_arguments, run, argv)
+
+
+if __name__ == "__main__":  # also the Ray run's child process (`--ray-once`)
+    sys.exit(main())

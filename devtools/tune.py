@@ -1,9 +1,9 @@
-"""`cb-async tune`: fit the evaluation's positional weights to a reference (Texel tuning).
+"""`python3 dev.py tune`: fit the evaluation's positional weights to a reference (Texel tuning).
 
 Two steps, so that a tuning run can be repeated from the same data:
 
-    cb-async tune label --pgn games.pgn --out positions.txt --engine /usr/games/stockfish --nodes 5000
-    cb-async tune fit positions.txt
+    python3 dev.py tune label --pgn games.pgn --out positions.txt --engine /usr/games/stockfish --nodes 5000
+    python3 dev.py tune fit positions.txt
 
 `label` takes the quiet positions of the games (not in check, no capture that wins material at
 once, past the opening), and writes each with a reference engine's evaluation (centipawns,
@@ -47,6 +47,7 @@ from cb_async.search.evaluation import (
     evaluate_from_scratch,
 )
 from cb_async.search.structure import NAMES, PASSER_PHASE, SIGNS, WEIGHTS, features, passer_kings, structure
+from devtools import command_line
 
 #: Values for the "does a capture win material at once" test of quiet positions.
 _VALUE = (0, 100, 300, 300, 500, 900, 10_000)
@@ -395,5 +396,9 @@ def run(args: argparse.Namespace) -> int:
     return run_fit(args)
 
 
-def main(argv: list[str]) -> int:
-    return cli.main(["tune", *argv])
+def main(argv: list[str] | None = None) -> int:
+    return command_line("python3 dev.py tune", __doc__, add_arguments, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""`python -m cb_async.tools.docs [--check]`: rewrite the generated blocks of the Markdown docs.
+"""`python3 dev.py docs [--check]`: rewrite the generated blocks of the Markdown docs.
 
 What the engine itself can say is not copied into the docs by hand: the option tables come from
 the option table (`cb_async.options`), and the handshakes and the sample session are what the
@@ -14,7 +14,8 @@ the status is 1 when a block differs from what the engine says now. The tests ru
 so a doc that lies fails the build. Figures that change from run to run (`time`, `nps`,
 `timeMs`) are compared as placeholders, and a CNP session whose answers depend on time (a
 ponder search's depth) is compared in shape there (`same_cnp_conversation`). It works on a
-source tree (the docs are not installed with the package).
+clone (the docs are not installed with the package); `python -m devtools.docs` from the clone's
+root is the same.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from cb_async import options as option_table
+from devtools import command_line
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"<!-- generated: (?P<spec>[^>]*?) -->\n(?P<body>.*?)<!-- end generated -->", re.S)
 #: Figures that differ between two runs of the same search.
 VOLATILE = re.compile(r"\b(nps|time) \d+|\"(nps|timeMs)\": ?\d+")
@@ -435,12 +437,11 @@ def rewrite(path: Path, generated: Generated) -> bool:
     return new != text
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cb_async.tools.docs", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", action="store_true", help="write nothing; status 1 if a block is stale")
-    args = parser.parse_args(argv)
-    if not (ROOT / "docs").is_dir():
-        parser.error(f"no docs beside {ROOT}: run it from a clone of the repository")
+
+
+def run(args: argparse.Namespace) -> int:
     generated = Generated()
     stale = []
     for path in documents():
@@ -451,6 +452,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in stale:
         print(f"stale: {name}")
     return 1 if stale else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return command_line("python3 dev.py docs", __doc__, add_arguments, run, argv)
 
 
 if __name__ == "__main__":

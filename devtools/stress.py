@@ -1,6 +1,6 @@
-"""`cb-async stress`: drive the real engine with random interleavings of commands and check every line.
+"""`python3 dev.py stress`: drive the real engine with random interleavings of commands and check every line.
 
-    cb-async stress --protocol uci --commands 10000 --seed 1
+    python3 dev.py stress --protocol uci --commands 10000 --seed 1
 
 Each protocol has a driver that sends random commands (`go`/`stop`/`ponderhit`/`isready`/
 `setoption`/`position`/`ucinewgame`; the XBoard and CNP equivalents) with random 0-5 ms gaps,
@@ -31,6 +31,7 @@ from typing import Any
 import chess
 
 from cb_async.cli import UsageError, whole_number
+from devtools import command_line
 
 #: The longest the engine may owe an answer that is due now (an `isready`, a stopped search).
 BOUND = 5.0
@@ -688,3 +689,11 @@ def run(args: argparse.Namespace) -> int:
               f"longest wait for an answer past its due time {driver.longest_wait * 1000:.0f} ms", flush=True)
         print("  " + ", ".join(f"{key}: {count}" for key, count in sorted(driver.stats.items())), flush=True)
     return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    return command_line("python3 dev.py stress", __doc__, add_arguments, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
