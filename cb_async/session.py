@@ -50,6 +50,7 @@ from cb_async.events import (
 )
 from cb_async.framing import TooLong
 from cb_async.fallback import Fallback, fallback_answer
+from cb_async.limits import Limits
 from cb_async.results import SearchInfo, SearchResult
 from cb_async.runner import SearchFailed, SearchHandle, SearchRunner, WorkerDied
 from cb_async.search.settings import SearchSettings
@@ -259,7 +260,7 @@ def transition_table_markdown() -> str:
 
 
 @dataclass(eq=False)
-class ActiveSearch:
+class RunningSearch:
     """What the session keeps of the search it runs: the data its state does not say."""
 
     handle: SearchHandle
@@ -299,7 +300,7 @@ class Session:
         self.setup = Setup()
         self._worker_ready = False
         self.state = State.IDLE
-        self.search: ActiveSearch | None = None
+        self.search: RunningSearch | None = None
 
     @property
     def finished(self) -> bool:
@@ -458,7 +459,7 @@ class Session:
         if after is S.IDLE and self.setup.clear_hash_pending:
             await self._clear_hash()
 
-    def _start(self, go: Go) -> ActiveSearch:
+    def _start(self, go: Go) -> RunningSearch:
         options = self.setup.options
         board = (go.board if go.board is not None else self.setup.position).copy()
         multipv = go.multipv if go.multipv is not None else options["MultiPV"]
@@ -468,7 +469,7 @@ class Session:
         limits = go.limits.pondering() if go.ponder else go.limits
         timed = deadlines(limits, board.turn, options["Move Overhead"], started_at) if go.kind == "game" else None
         tag = go.tag
-        search: ActiveSearch | None = None
+        search: RunningSearch | None = None
 
         def on_info(info: SearchInfo) -> None:
             if search is not None and info.multipv == 1 and info.pv:
@@ -479,12 +480,13 @@ class Session:
             board, limits, hash_mb=options["Hash"], settings=SearchSettings.from_options(options),
             deadlines=timed, on_info=on_info, on_end=lambda search_id: self.submit(SearchEnded(search_id)),
         )
-        search = ActiveSearch(handle, go, board, started_at)
+        search = RunningSearch(handle, go, board, started_at)
         self.search = search
         if go.max_time_ms is not None:
             search.bound = self._later(started_at + go.max_time_ms / 1000, MaxTimeReached(handle.search_id))
         if timed is not None:
-            search.overdue = self._later(timed[1] + STALL_GRACE, Overdue(handle.search_id))
+            at = overdue_at(limits, board.turn, options["Move Overhead"], started_at, timed[1])
+            search.overdue = self._later(at, Overdue(handle.search_id))
         self._emit(SearchStarted(board, go.kind, tag))
         return search
 
@@ -501,7 +503,7 @@ class Session:
         self._timers.start_soon(expire)
         return scope
 
-    def _start_clock(self, search: ActiveSearch, hit: PonderHit) -> None:
+    def _start_clock(self, search: RunningSearch, hit: PonderHit) -> None:
         search.hit_at = hit.received_at if hit.received_at is not None else time.monotonic()
         if hit.limits is not None:
             # XBoard sends the fresh clocks just before the move that hits.
@@ -513,9 +515,11 @@ class Session:
             search.handle.set_deadlines(*timed)
             if search.overdue is not None:
                 search.overdue.cancel()
-            search.overdue = self._later(timed[1] + STALL_GRACE, Overdue(search.handle.search_id))
+            at = overdue_at(search.go.limits, search.board.turn, self.setup.options["Move Overhead"], search.hit_at,
+                            timed[1])
+            search.overdue = self._later(at, Overdue(search.handle.search_id))
 
-    async def _collect(self, search: ActiveSearch) -> SearchResult:
+    async def _collect(self, search: RunningSearch) -> SearchResult:
         """The search's result: it has ended, or has just been stopped and answers within
         `STALL_GRACE` unless its worker is stalled (then it is abandoned)."""
         if search.held is not None:
@@ -533,7 +537,7 @@ class Session:
             return self._fallback(search).result
         return self._abandon(search, "after its stop")
 
-    def _abandon(self, search: ActiveSearch, when: str) -> SearchResult:
+    def _abandon(self, search: RunningSearch, when: str) -> SearchResult:
         """The worker has not answered in time: end it and start another (the search can never
         answer twice), and answer with the best the search reported."""
         handle = search.handle
@@ -545,16 +549,16 @@ class Session:
                            f"answered with {fallback.source} and started a new one"))
         return fallback.result
 
-    def _fallback(self, search: ActiveSearch) -> Fallback:
+    def _fallback(self, search: RunningSearch) -> Fallback:
         return fallback_answer(search.board, search.seen, self.setup.options, search.go.limits.search_moves)
 
-    def _answer(self, search: ActiveSearch, result: SearchResult, stopped: StopReason) -> None:
+    def _answer(self, search: RunningSearch, result: SearchResult, stopped: StopReason) -> None:
         now = time.monotonic()
         elapsed = int((now - search.started_at) * 1000)
         ponder_ms = int(((search.hit_at or now) - search.started_at) * 1000) if search.go.ponder else 0
         self._emit(BestMove(result, search.board, stopped, elapsed, ponder_ms, search.go.tag, search.failure))
 
-    def _forget(self, search: ActiveSearch) -> None:
+    def _forget(self, search: RunningSearch) -> None:
         for timer in (search.bound, search.overdue):
             if timer is not None:
                 timer.cancel()
@@ -620,6 +624,18 @@ class Session:
     async def _clear_hash(self) -> None:
         self.setup.clear_hash_pending = False
         await self._runner.new_game()
+
+
+def overdue_at(limits: Limits, side: chess.Color, move_overhead: float, start: float, hard: float) -> float:
+    """When a game search with this hard deadline is overdue: `STALL_GRACE` after it, but on a
+    clock never past halfway from it to the flag (the clock less the Move Overhead, the lag
+    the answer pays on its way): in time trouble a stalled worker's answer must still be in
+    time. (A `movetime` has no flag: the full grace keeps a busy but healthy worker.)"""
+    remaining, _ = limits.clock(side)
+    if remaining is None:
+        return hard + STALL_GRACE
+    flag = start + (remaining - move_overhead) / 1000
+    return hard + max(0.0, min(STALL_GRACE, (flag - hard) / 2))
 
 
 _STOPPED_BY: dict[Effect, StopReason] = {E.ANSWER_LIMIT: "limit", E.ANSWER_STOP: "stop", E.ANSWER_MAX_TIME: "maxTime"}

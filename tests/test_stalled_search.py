@@ -13,12 +13,13 @@ from typing import Any
 
 import anyio
 import chess
+import pytest
 
 from cb_async.commands import Command, Go, PonderHit, Quit, Stop
 from cb_async.events import Acknowledged, BestMove, Info, Message, SearchStarted
 from cb_async.limits import Limits
 from cb_async.results import Score, SearchInfo
-from cb_async.session import STALL_GRACE, Session
+from cb_async.session import STALL_GRACE, Session, overdue_at
 from fake_runner import FakeRunner
 
 
@@ -160,3 +161,13 @@ async def test_a_search_that_answers_just_before_the_timer_is_not_abandoned() ->
         assert not any(isinstance(event, Message) for event in out.events)
         assert sum(isinstance(event, BestMove) for event in out.events) == 1
         session.submit(Quit())
+
+
+def test_the_grace_never_runs_past_halfway_to_the_flag() -> None:
+    movetime = Limits(movetime=300)
+    assert overdue_at(movetime, chess.WHITE, 30, 10.0, 10.27) == pytest.approx(10.27 + STALL_GRACE)
+    plenty = Limits(white_clock=60_000, black_clock=60_000)
+    assert overdue_at(plenty, chess.WHITE, 30, 10.0, 11.0) == pytest.approx(11.0 + STALL_GRACE)
+    trouble = Limits(white_clock=200, black_clock=60_000)  # flag at 10.17 after the overhead
+    assert overdue_at(trouble, chess.WHITE, 30, 10.0, 10.1) == pytest.approx(10.1 + 0.035)
+    assert overdue_at(trouble, chess.WHITE, 30, 10.0, 10.2) == pytest.approx(10.2)  # already past: at once
