@@ -5,14 +5,18 @@ from __future__ import annotations
 import asyncio
 import io
 import re
+import signal
+import sys
 from pathlib import Path
 
 import chess
 import chess.pgn
 import pytest
 
+from cb_async.cli import UsageError
 from cb_async.tools.match import (
-    DEFAULT_OPENINGS, Adjudication, EngineSpec, Sprt, TimeControl, elo_summary, load_openings, parse_engine, run_match,
+    DEFAULT_OPENINGS, Adjudication, EngineSpec, Fault, Injector, Sprt, TimeControl, _fault, elo_summary, load_openings,
+    parse_engine, run_match,
 )
 from conformance.engine_process import engine_command
 
@@ -137,3 +141,26 @@ def test_a_repetition_ends_the_game_when_it_happens_not_when_it_could() -> None:
     assert game_over(board) == ("1/2-1/2", "threefold repetition")
     mate = chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
     assert game_over(mate) == ("1-0", "checkmate")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the worker is found through /proc: Linux")
+def test_a_match_with_faults_injected_stops_the_first_engines_worker_and_loses_no_game(tmp_path: Path) -> None:
+    faulty = EngineSpec("faulty", engine_command())
+    clean = EngineSpec("clean", engine_command())
+    injector = Injector(Fault(every=2, signal=signal.SIGSTOP, after=0.02), "faulty")
+    out = io.StringIO()
+    tally = asyncio.run(run_match((faulty, clean), 1, load_openings(DEFAULT_OPENINGS)[:1], TimeControl(movetime=0.15),
+                                  Adjudication(draw_score=1000, draw_moves=2, draw_after=6), 1, None, None, 1, out,
+                                  injector=injector))
+    assert tally.games == 1 and tally.forfeits == []
+    assert injector.sent + injector.missed >= 2 and injector.sent >= 1
+
+
+@pytest.mark.parametrize("words,problem", [
+    (["every=0"], "--fault: every must be at least 1 and after at least 0"),
+    (["signal=HUP"], "--fault: signal must be STOP or KILL, not 'HUP'"),
+    (["often=3"], "--fault: expected every=N, signal=STOP|KILL or after=MS, not 'often=3'"),
+])
+def test_a_bad_fault_is_a_usage_error(words: list[str], problem: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(problem)):
+        _fault(words)

@@ -19,6 +19,7 @@ import asyncio
 import dataclasses
 import datetime
 import math
+import os
 import random
 import shlex
 import shutil
@@ -214,6 +215,55 @@ class GameResult:
     pgn: chess.pgn.Game
 
 
+@dataclasses.dataclass(frozen=True)
+class Fault:
+    """`--fault every=N signal=STOP|KILL after=MS`: every N-th move of the first engine, MS
+    milliseconds after its `go`, this signal goes to its search worker (a cb-async engine's
+    child, found through /proc; Linux). What a stalled or crashed worker costs in a real game:
+    the games lost on time or by forfeit show it."""
+
+    every: int
+    signal: int
+    after: float  # seconds
+
+    def describe(self) -> str:
+        import signal as signals
+
+        return (f"SIG{signals.Signals(self.signal).name.removeprefix('SIG')} into the search worker every "
+                f"{self.every} moves, {self.after * 1000:.0f} ms into the move")
+
+
+class Injector:
+    """Sends a `Fault` to one engine's worker and counts the faults sent."""
+
+    def __init__(self, fault: Fault, target: str) -> None:
+        self.fault = fault
+        self.target = target
+        self.sent = 0
+        self.missed = 0
+
+    def arm(self, player: Player, moves_made: int) -> asyncio.TimerHandle | None:
+        """For the move about to start: a timer that strikes `after` into it, if it is due."""
+        if player.spec.name != self.target or moves_made % self.fault.every != self.fault.every - 1:
+            return None
+        if player.transport is None:
+            return None
+        pid = player.transport.get_pid()
+        return asyncio.get_running_loop().call_later(self.fault.after, self._strike, pid)
+
+    def _strike(self, engine_pid: int) -> None:
+        from cb_async.tools.procinfo import search_worker
+
+        worker = search_worker(engine_pid)
+        try:
+            if worker is None:
+                raise ProcessLookupError
+            os.kill(worker, self.fault.signal)
+            self.sent += 1
+        except ProcessLookupError:
+            self.missed += 1  # between two workers: a restart was under way
+
+
 class EngineStartFailed(chess.engine.EngineError):
     """An engine could not be started or refused its options (mid-match it loses the game)."""
 
@@ -268,7 +318,7 @@ class Player:
 
 async def play_game(white: Player, black: Player, opening: chess.Board, tc: TimeControl,
                     adjudication: Adjudication, game_number: int, tablebase: Any = None,
-                    ponder: bool = False) -> GameResult:
+                    ponder: bool = False, injector: Injector | None = None) -> GameResult:
     board = opening.copy()
     players = {chess.WHITE: white, chess.BLACK: black}
     clocks = {chess.WHITE: tc.base, chess.BLACK: tc.base}
@@ -276,6 +326,7 @@ async def play_game(white: Player, black: Player, opening: chess.Board, tc: Time
     game_id = object()
     result, reason = "*", ""
     comments: list[str] = []
+    moves_made = {chess.WHITE: 0, chess.BLACK: 0}
     for player in (white, black):
         await player.ensure_started()  # start-up is not on anybody's clock
     while True:
@@ -299,8 +350,14 @@ async def play_game(white: Player, black: Player, opening: chess.Board, tc: Time
                 timeout = tc.movetime + STALL_GRACE_SECONDS
             if fixed_nodes is not None:
                 timeout = FIXED_NODES_STALL_SECONDS
-            play = await asyncio.wait_for(
-                engine.play(board, limit, game=game_id, info=chess.engine.INFO_SCORE, ponder=ponder), timeout)
+            strike = injector.arm(player, moves_made[side]) if injector is not None else None
+            try:
+                play = await asyncio.wait_for(
+                    engine.play(board, limit, game=game_id, info=chess.engine.INFO_SCORE, ponder=ponder), timeout)
+            finally:
+                if strike is not None:
+                    strike.cancel()
+            moves_made[side] += 1
         except asyncio.TimeoutError:
             await player.kill()
             result, reason = _loss(side), f"{player.spec.name} stalls"
@@ -472,7 +529,8 @@ def progress_line(tally: Tally, total: int, names: tuple[str, str], sprt: Sprt |
 
 async def run_match(specs: tuple[EngineSpec, EngineSpec], games: int, openings: list[chess.Board], tc: TimeControl,
                     adjudication: Adjudication, concurrency: int, pgn_path: Path | None, sprt: Sprt | None,
-                    seed: int, out: Any = sys.stdout, ponder: bool = False, rss: bool = False) -> Tally:
+                    seed: int, out: Any = sys.stdout, ponder: bool = False, rss: bool = False,
+                    injector: Injector | None = None) -> Tally:
     rng = random.Random(seed)
     order = openings[:]
     rng.shuffle(order)
@@ -500,7 +558,8 @@ async def run_match(specs: tuple[EngineSpec, EngineSpec], games: int, openings: 
                 opening = order[(number // 2) % len(order)]
                 first_is_white = number % 2 == 0
                 white, black = (players[0], players[1]) if first_is_white else (players[1], players[0])
-                game = await play_game(white, black, opening, tc, adjudication, number + 1, tablebase, ponder)
+                game = await play_game(white, black, opening, tc, adjudication, number + 1, tablebase, ponder,
+                                       injector)
                 tally.add(game, names[0])
                 if rss:
                     tally.sample_rss(players)
@@ -558,8 +617,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sprt", nargs="+", metavar="KEY=VALUE", help="elo0=0 elo1=5 alpha=0.05 beta=0.05")
     parser.add_argument("--seed", type=int, default=1, help="shuffles the openings reproducibly")
     parser.add_argument("--ponder", action="store_true", help="the engines ponder on the opponent's time")
+    parser.add_argument("--fault", nargs="+", metavar="KEY=VALUE",
+                        help="every=N signal=STOP|KILL after=MS: signal the first engine's search worker every "
+                             "N-th of its moves, MS ms into it (cb-async engines, Linux)")
     parser.add_argument("--rss", action="store_true",
                         help="sample each engine's resident memory (with its children) after every game (Linux)")
+
+
+def _fault(words: Sequence[str]) -> Fault:
+    import signal as signals
+
+    if not sys.platform.startswith("linux"):
+        raise UsageError("--fault finds the search worker through /proc: Linux only")
+    fields: dict[str, str] = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or key not in ("every", "signal", "after"):
+            raise UsageError(f"--fault: expected every=N, signal=STOP|KILL or after=MS, not {word!r}")
+        fields[key] = value
+    name = fields.get("signal", "STOP").upper().removeprefix("SIG")
+    if name not in ("STOP", "KILL"):
+        raise UsageError(f"--fault: signal must be STOP or KILL, not {fields.get('signal')!r}")
+    try:
+        every, after = int(fields.get("every", "10")), float(fields.get("after", "50"))
+    except ValueError:
+        raise UsageError("--fault: every and after are numbers") from None
+    if every < 1 or after < 0:
+        raise UsageError("--fault: every must be at least 1 and after at least 0")
+    return Fault(every, int(getattr(signals, f"SIG{name}")), after / 1000)
 
 
 def _time_control(args: argparse.Namespace) -> TimeControl:
@@ -602,6 +687,7 @@ def run(args: argparse.Namespace) -> int:
         sprt = Sprt(values.get("elo0", 0.0), values.get("elo1", 5.0), values.get("alpha", 0.05), values.get("beta", 0.05))
         if not (0 < sprt.alpha < 1 and 0 < sprt.beta < 1 and sprt.elo0 < sprt.elo1):
             raise UsageError("--sprt needs elo0 < elo1 and alpha, beta between 0 and 1")
+    injector = Injector(_fault(args.fault), specs[0].name) if args.fault else None
     try:
         openings = load_openings(Path(args.openings))
     except (ValueError, UnicodeDecodeError) as error:
@@ -610,13 +696,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         tally = asyncio.run(run_match(specs, args.games, openings, tc, adjudication, args.concurrency,
                                       Path(args.pgn) if args.pgn else None, sprt,
-                                      args.seed, ponder=args.ponder, rss=args.rss))
+                                      args.seed, ponder=args.ponder, rss=args.rss, injector=injector))
     except EngineStartFailed as error:
         raise UsageError(str(error)) from None
     print(f"Finished in {time.monotonic() - started:.0f} s. "
           + progress_line(tally, tally.games, (specs[0].name, specs[1].name), sprt))
     if tally.decision is not None:
         print(f"SPRT: {tally.decision}")
+    if injector is not None:
+        print(f"faults: {injector.sent} sent to {injector.target} ({injector.fault.describe()}), "
+              f"{injector.missed} missed (no worker at that moment)")
     for reason in tally.forfeits:
         print(f"forfeit: {reason}")
     for line in tally.rss_lines():
