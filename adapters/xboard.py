@@ -252,7 +252,7 @@ def parse_level(args: list[str]) -> tuple[int, int, int]:
 
 
 @dataclass
-class _Search:
+class _RunningSearch:
     """What the adapter knows of the one search it asked for: its kind decides what the
     engine's side of the game does (hold pongs, play the move, post thinking); the session
     owns the kind's change at the ponder hit and says so with `SearchKindChanged`."""
@@ -310,7 +310,7 @@ class XBoardAdapter:
 
     def __init__(self) -> None:
         self.game = XBoardGame()
-        self.search: _Search | None = None
+        self.search: _RunningSearch | None = None
         self._tags = itertools.count(1)
         self._held_pongs: list[str] = []
         self._pending: list[Info] = []  # one depth's thinking lines, held until the last one
@@ -681,7 +681,7 @@ class XBoardAdapter:
             limits = limits.replace(search_moves=tuple(game.root_moves()))
         root_count = len(limits.search_moves) or board.legal_moves.count()
         tag = next(self._tags)
-        self.search = _Search(tag, kind, board.copy(), min(game.multipv, root_count), expected)
+        self.search = _RunningSearch(tag, kind, board.copy(), min(game.multipv, root_count), expected)
         self._pending.clear()
         return Go(limits, board=board.copy(), ponder=kind == "ponder", multipv=game.multipv,
                   received_at=at, tag=tag)

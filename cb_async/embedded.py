@@ -239,7 +239,7 @@ class Analysis:
 
 
 @dataclasses.dataclass(eq=False)
-class _Running:
+class _RunningSearch:
     """The one search the library has asked for: its events go to its answer (and analysis).
 
     `pondered` is set for a ponder search: the position it ponders, and the game it belongs to,
@@ -298,7 +298,7 @@ class Engine:
         self._session_ended: anyio.Event | None = None
         self._tags = itertools.count(1)
         self._replies: dict[int, _Pending[Any]] = {}
-        self._running: _Running | None = None
+        self._running: _RunningSearch | None = None
         self._game: object = _NO_GAME
         self._lock: anyio.Lock | None = None
         self._closed = False
@@ -409,7 +409,7 @@ class Engine:
         self._submit(make(tag))
         return await pending.wait()
 
-    def _start_search(self, go: Go, running: _Running) -> None:
+    def _start_search(self, go: Go, running: _RunningSearch) -> None:
         self._running = running
         self._submit(go)
 
@@ -477,7 +477,7 @@ class Engine:
                     await self.send_opponent_information(opponent=opponent)
                 await self._new_game_if(game)
                 async with _TemporaryOptions(self, options):
-                    running = _Running(next(self._tags), _Pending())
+                    running = _RunningSearch(next(self._tags), _Pending())
                     limits = limits_from(limit, root_moves=root_moves)
                     self._start_search(Go(limits, board=board.copy(), multipv=1, tag=running.tag), running)
                     event = await self._await_answer(running)
@@ -501,7 +501,7 @@ class Engine:
             await self._finish_running()
             await self._new_game_if(game)
             async with _TemporaryOptions(self, options):
-                running = _Running(next(self._tags), _Pending())
+                running = _RunningSearch(next(self._tags), _Pending())
                 limits = limits_from(limit, multipv=multipv or 1, root_moves=root_moves)
                 self._start_search(Go(limits, board=board.copy(), multipv=limits.multipv, tag=running.tag), running)
                 event = await self._await_answer(running)
@@ -521,7 +521,7 @@ class Engine:
                 await self.configure(options)
             tag = next(self._tags)
             analysis = Analysis(stop=lambda: self._stop_search(tag))
-            running = _Running(tag, _Pending(), analysis, info)
+            running = _RunningSearch(tag, _Pending(), analysis, info)
             limits = limits_from(limit, multipv=multipv or 1, root_moves=root_moves, infinite_if_empty=True)
             self._start_search(Go(limits, board=board.copy(), multipv=limits.multipv, tag=tag), running)
             return analysis
@@ -533,7 +533,7 @@ class Engine:
         if running is not None and running.tag == tag and not self._closed:
             self._submit(Stop())
 
-    async def _await_answer(self, running: _Running) -> BestMove:
+    async def _await_answer(self, running: _RunningSearch) -> BestMove:
         try:
             return await running.answer.wait()
         except anyio.get_cancelled_exc_class():
@@ -542,7 +542,7 @@ class Engine:
                 self._submit(Cancel())
             raise
 
-    async def _hit_or_drop_ponder(self, board: chess.Board, game: object) -> _Running | None:
+    async def _hit_or_drop_ponder(self, board: chess.Board, game: object) -> _RunningSearch | None:
         """The next `play` on the position pondered on is a hit: the same search goes on.
         Anything else ends the ponder search without a move."""
         running = self._running
@@ -567,7 +567,7 @@ class Engine:
             limit.white_clock = max(0.001, limit.white_clock - used + (limit.white_inc or 0))
         if board.turn == chess.BLACK and limit.black_clock is not None:
             limit.black_clock = max(0.001, limit.black_clock - used + (limit.black_inc or 0))
-        running = _Running(next(self._tags), _Pending(), pondered=(ponder_board, game))
+        running = _RunningSearch(next(self._tags), _Pending(), pondered=(ponder_board, game))
         self._start_search(Go(limits_from(limit), board=ponder_board, ponder=True, multipv=1, tag=running.tag),
                            running)
 

@@ -116,7 +116,7 @@ class SearchRunner(Protocol):
         `WorkerDied` if the worker could not start at all."""
 
 
-class _Search:
+class _RunningSearch:
     """The `SearchHandle` of `ProcessRunner`: one search id and its outcome, set once."""
 
     def __init__(self, runner: ProcessRunner, search_id: int, on_info: Callable[[SearchInfo], None],
@@ -186,7 +186,7 @@ class ProcessRunner:
         self._ready: anyio.Event | None = None
         self._reader: threading.Thread | None = None
         self._start_error: WorkerDied | None = None
-        self._active: _Search | None = None
+        self._active: _RunningSearch | None = None
         #: The Lazy SMP helpers and their shared table, from the first search with Threads > 1.
         self._pool: HelperPool | None = None
         self._pending_acks: dict[int, Any] = {}
@@ -342,9 +342,9 @@ class ProcessRunner:
 
     def begin(self, board: chess.Board, limits: Limits, *, hash_mb: int, settings: SearchSettings,
               deadlines: tuple[float, float] | None, on_info: Callable[[SearchInfo], None],
-              on_end: Callable[[int], None]) -> _Search:
+              on_end: Callable[[int], None]) -> _RunningSearch:
         assert self._active is None or self._active.ended, "one search at a time"
-        search = _Search(self, next(self._ids), on_info, on_end)
+        search = _RunningSearch(self, next(self._ids), on_info, on_end)
         if self.broken:
             search.end(error=WorkerBroken("the search process cannot be started"))
             return search
@@ -417,14 +417,14 @@ class ProcessRunner:
         if self._pool is not None:
             stop_search(self.control, search_id)
 
-    def _running(self, search_id: int) -> _Search | None:
+    def _running(self, search_id: int) -> _RunningSearch | None:
         """The search a reply is about, unless it has already ended (a late info)."""
         search = self._active
         if search is None or search.search_id != search_id or search.ended:
             return None
         return search
 
-    def abandon(self, search: _Search) -> None:
+    def abandon(self, search: _RunningSearch) -> None:
         """End the worker of `search` now (SIGKILL: a stopped process ends too) and start a new
         one; its reader then sees the pipe close and frees what the old one held. A search still
         waiting for a worker being started is only taken out of its queue."""
