@@ -302,12 +302,21 @@ class Engine:
         self._game: object = _NO_GAME
         self._lock: anyio.Lock | None = None
         self._closed = False
+        #: The task group of `async with Engine()`, or the session's task without one.
+        self._group: anyio.abc.TaskGroup | None = None
+        self._background: object = None
 
     # -- life cycle -------------------------------------------------------------------------
 
-    async def start(self) -> Engine:
+    async def start(self, task_group: anyio.abc.TaskGroup | None = None) -> Engine:
         """Start the worker process and the session; raises `EngineTerminatedError` if the
-        worker cannot start (say, a script without the `if __name__ == "__main__":` guard)."""
+        worker cannot start (say, a script without the `if __name__ == "__main__":` guard).
+
+        The session runs in `task_group`, which the caller's context owns (trio's rule: a task
+        lives no longer than the block that started it). `async with Engine() as engine:` gives
+        it one of its own, entered and left with the block. Without one (`await
+        Engine().start()`, as python-chess's `popen_uci` is awaited) it runs beside the caller
+        until `aclose()`: an asyncio task this engine holds, or a trio system task."""
         self._lock = anyio.Lock()
         runner = ProcessRunner(library_context())
         self._runner = runner
@@ -328,7 +337,10 @@ class Engine:
         self._session = Session(runner, self._sink)
         self._session_scope = anyio.CancelScope()
         self._session_ended = anyio.Event()
-        _start_background(self._run_session)
+        if task_group is not None:
+            task_group.start_soon(self._run_session, name="cb-async session")
+        else:
+            self._background = _start_background(self._run_session)
         if self._initial_options:
             await self.configure(self._initial_options)
         return self
@@ -352,10 +364,23 @@ class Engine:
                     self._running.analysis.set_exception(EngineTerminatedError("engine closed"))
 
     async def __aenter__(self) -> Engine:
-        return await self.start()
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        try:
+            await self.start(group)
+        except BaseException:
+            await group.__aexit__(None, None, None)  # nothing runs in it yet: the error stays as it is
+            raise
+        self._group = group
+        return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+        group, self._group = self._group, None
+        try:
+            await self.aclose()
+        finally:
+            if group is not None:
+                await group.__aexit__(None, None, None)  # the session has ended: it returns at once
 
     async def aclose(self) -> None:
         """Cancel any search, end the session and the worker process. Safe to call twice."""
@@ -597,10 +622,11 @@ _GUARD_HINT = ("If your script creates the engine when it is imported, put that 
                "`if __name__ == \"__main__\":` (the search process imports your main module)")
 
 
-def _start_background(function: Callable[[], Awaitable[None]]) -> None:
+def _start_background(function: Callable[[], Awaitable[None]]) -> object:
     """Run `function` beside the caller, for as long as it runs: the session of an engine
-    opened with `await Engine().start()` has no task group to live in. An asyncio task, or a
-    trio system task; `function` must never raise (it cancels itself through its own scope)."""
+    opened with `await Engine().start()` has no task group to live in. An asyncio task (the
+    engine keeps the reference asyncio does not), or a trio system task; `function` must never
+    raise (it cancels itself through its own scope)."""
     trio = sys.modules.get("trio")
     if trio is not None:
         try:
@@ -608,18 +634,12 @@ def _start_background(function: Callable[[], Awaitable[None]]) -> None:
         except RuntimeError:
             pass
         else:
-            trio.lowlevel.spawn_system_task(function)
-            return
+            return trio.lowlevel.spawn_system_task(function)
     import asyncio
 
-    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(_awaited(function))
-    _BACKGROUND.add(task)
-    task.add_done_callback(_BACKGROUND.discard)
+    return asyncio.get_running_loop().create_task(_awaited(function))
 
 
 async def _awaited(function: Callable[[], Awaitable[None]]) -> None:
     await function()
 
-
-#: Strong references to the background tasks (asyncio keeps only weak ones).
-_BACKGROUND: set[Any] = set()

@@ -202,6 +202,22 @@ def test_behaviour(name: str, backend: str) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_the_session_runs_in_the_task_group_its_caller_gives(backend: str) -> None:
+    """Structured concurrency: the engine's session is a task of the caller's task group, which
+    cannot be left while it runs; `aclose` ends it, and the group then exits at once."""
+    async def run() -> None:
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as group:
+                engine = await Engine().start(group)
+                result = await engine.play(START, chess.engine.Limit(depth=1))
+                assert result.move in START.legal_moves
+                await engine.aclose()
+            assert engine._background is None  # nothing was started outside the group
+
+    anyio.run(run, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_engines_search_side_by_side(backend: str) -> None:
     async def run() -> None:
         results: dict[str, chess.engine.PlayResult] = {}
