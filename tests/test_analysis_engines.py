@@ -288,3 +288,43 @@ def test_two_engines_are_scored_side_by_side_at_the_same_budget(tmp_path: Path) 
 def test_several_engines_on_games_are_a_usage_error(tmp_path: Path) -> None:
     done = analyse(str(GAMES), "--engine", "cb-async", "--engine", "stockfish")
     assert done.returncode == 2 and "several --engine compare engines on a test suite" in done.stderr
+
+
+# -- on Ray ----------------------------------------------------------------------------------
+
+from test_analysis_cli import _ray_missing, in_loopback_namespace  # noqa: E402 - the Ray helpers live there
+
+NEEDS_RAY = pytest.mark.skipif(_ray_missing() is not None, reason=str(_ray_missing()))
+
+
+def _on_ray(*args: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    return subprocess.run(in_loopback_namespace([sys.executable, "-m", "cb_async", "analyse", *args]),
+                          capture_output=True, text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
+
+
+@NEEDS_RAY
+@NEEDS_STOCKFISH
+def test_stockfish_on_a_local_ray_cluster_writes_the_same_output_as_local_workers(tmp_path: Path) -> None:
+    local = tmp_path / "local.pgn"
+    assert analyse(str(GAMES), "--engine", "stockfish", "--nodes", "5000", "--workers", "2",
+                   "--out", str(local)).returncode == 0
+    on_ray = tmp_path / "ray.pgn"
+    done = _on_ray(str(GAMES), "--engine", "stockfish", "--nodes", "5000", "--cluster", "local", "--workers", "2",
+                   "--out", str(on_ray))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert on_ray.read_text() == local.read_text()
+
+
+@NEEDS_RAY
+def test_on_ray_an_engine_missing_on_a_node_fails_at_actor_start_with_the_nodes_name(tmp_path: Path) -> None:
+    import socket
+
+    done = _on_ray(str(GAMES), "--engine", "/no/such/engine", "--cluster", "local", "--workers", "1",
+                   "--out", str(tmp_path / "out.pgn"))
+    assert done.returncode == 2, done.stderr[-3000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == f"cb-async analyse: on node {socket.gethostname()}: --engine /no/such/engine: no such command"
+    assert not (tmp_path / "out.pgn").exists()
