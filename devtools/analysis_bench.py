@@ -11,6 +11,10 @@ the median of each:
 - python-chess's `chess.engine` driving a Stockfish subprocess (`scripts/install-debian-engines.sh stockfish`
   installs Debian's) at the same node budget: the reference for what a harness costs.
 
+With `--engine CMD` (`--engine stockfish`) the local runs drive that UCI engine in every worker, as
+`cb-async analyse --engine` does, beside the same engine in python-chess's own loop: the
+difference is what our harness (pool, pipe, journal, a `ucinewgame` per position) costs.
+
 Each is also run at a budget of 1 node, where the search costs nearly nothing and what is left
 is the harness's own cost per position. The driver's CPU time per position says how many
 positions one driver (and its journal) can take in a second, which bounds a large cluster.
@@ -38,6 +42,7 @@ import chess.pgn
 
 import cb_async
 from cb_async.analysis import Job
+from cb_async.analysis.engines import EngineSpec
 from cb_async.analysis.local import LocalPool
 from cb_async.analysis.pool import Pool, Worker
 from cb_async.cli import whole_number
@@ -60,11 +65,22 @@ class Measure:
     start_seconds: float
 
 
+def with_children(pids: Sequence[int]) -> list[int]:
+    """The processes and their children (a worker's UCI engine subprocess), Linux /proc."""
+    found = list(pids)
+    for pid in pids:
+        try:
+            found += [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 def cpu_seconds(pids: Sequence[int]) -> float:
-    """User and system CPU time of these processes so far (Linux /proc; 0 elsewhere)."""
+    """User and system CPU time of these processes and their children so far (Linux /proc; 0 elsewhere)."""
     total = 0.0
     ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    for pid in pids:
+    for pid in with_children(pids):
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
@@ -131,10 +147,11 @@ class _Timed:
         return self.pool.pids()
 
 
-async def run_job(source: Source, nodes: int, pool: Pool, journal: str | None) -> Measure:
+async def run_job(source: Source, nodes: int, pool: Pool, journal: str | None,
+                  engine: EngineSpec = EngineSpec()) -> Measure:
     timed = _Timed(pool)
     began = time.perf_counter()
-    job = Job(source, Limits(nodes=nodes), pool=timed, journal=journal)
+    job = Job(source, Limits(nodes=nodes), pool=timed, journal=journal, engine=engine)
     count = 0
     ended = spent = workers = 0.0
     async with job:
@@ -151,9 +168,10 @@ async def run_job(source: Source, nodes: int, pool: Pool, journal: str | None) -
                    timed.ready_at - began)
 
 
-def local(source: Source, nodes: int, workers: int) -> Measure:
+def local(source: Source, nodes: int, workers: int, engine: EngineSpec = EngineSpec()) -> Measure:
     with tempfile.TemporaryDirectory() as directory:
-        return asyncio.run(run_job(source, nodes, LocalPool(workers), os.path.join(directory, "journal")))
+        return asyncio.run(run_job(source, nodes, LocalPool(workers, engine), os.path.join(directory, "journal"),
+                                   engine))
 
 
 def ray_in_namespace(job: str, count: int, nodes: int) -> Measure:
@@ -228,6 +246,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stockfish", default=shutil.which("stockfish") or "/usr/games/stockfish",
                         help="the Stockfish binary (scripts/install-debian-engines.sh stockfish installs Debian's)")
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray runs")
+    parser.add_argument("--engine", metavar="CMD",
+                        help="drive this UCI engine in the local workers instead of cb-async (as analyse --engine)")
     parser.add_argument("--ray-once", action="store_true", help=argparse.SUPPRESS)
 
 
@@ -237,7 +257,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     source = job_source(args.job, args.positions)
     runs: dict[str, list[Measure]] = {}
-    kinds = ["local 1 worker", "local 2 workers"] + ([] if args.no_ray else ["Ray local, 2 CPUs"])
+    engine = EngineSpec.parse(args.engine)
+    which = "" if engine.command is None else f" ({engine.describe()})"
+    kinds = [f"local 1 worker{which}", f"local 2 workers{which}"] + ([] if args.no_ray or which else ["Ray local, 2 CPUs"])
     kinds += ["python-chess + Stockfish"] if os.path.exists(args.stockfish) else []
     print(f"# {args.job} job: {len(source)} items, {size(source)} positions, {args.nodes} nodes each, "
           f"{args.rounds} rounds; load average at start "
@@ -245,16 +267,16 @@ def run(args: argparse.Namespace) -> int:
     for round_number in range(args.rounds):
         for nodes in dict.fromkeys((args.nodes, 1)):
             for kind in kinds:
-                if kind == "local 1 worker":
-                    measure = local(source, nodes, 1)
-                elif kind == "local 2 workers":
-                    measure = local(source, nodes, 2)
+                if kind.startswith("local 1 worker"):
+                    measure = local(source, nodes, 1, engine)
+                elif kind.startswith("local 2 workers"):
+                    measure = local(source, nodes, 2, engine)
                 elif kind.startswith("Ray"):
                     measure = ray_in_namespace(args.job, len(source), nodes)
                 else:
                     measure = stockfish(source, nodes, args.stockfish)
                 runs.setdefault(f"{kind} @ {nodes}", []).append(measure)
-                print(f"round {round_number + 1}: {kind:<26} {nodes:>6} nodes: {measure.positions_per_second:8.1f} pos/s, "
+                print(f"round {round_number + 1}: {kind:<40} {nodes:>6} nodes: {measure.positions_per_second:8.1f} pos/s, "
                       f"driver {measure.driver_ms_per_position:.3f} ms CPU/pos, workers "
                       f"{measure.worker_ms_per_position:.2f} ms CPU/pos, start {measure.start_seconds:.2f} s", flush=True)
     print(f"# load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
