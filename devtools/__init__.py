@@ -13,7 +13,9 @@ or `.venv/bin/python -m devtools.NAME ...` from the clone's root. Why each is he
   `scripts/make-tuning-data.sh` makes in a clone;
 - stress is the engine of the race tests (`conformance/test_races.py`): it serves the suite;
 - analysis-bench measures our own batch-analysis pipeline against a harness around Stockfish,
-  for docs/analysis.md.
+  for docs/analysis.md;
+- browser (a module, no command) drives headless Chromium for the report's test and the docs'
+  screenshot of it.
 
 What users run (the engine, analyse, bench, perft, latency, match, conformance, cnp-schema) is
 in `cb_async.tools`, behind `cb-async SUBCOMMAND`.

@@ -13,7 +13,10 @@ every block of README.md and docs/*.md is rewritten in place; with it nothing is
 the status is 1 when a block differs from what the engine says now. The tests run the check,
 so a doc that lies fails the build. Figures that change from run to run (`time`, `nps`,
 `timeMs`) are compared as placeholders, and a CNP session whose answers depend on time (a
-ponder search's depth) is compared in shape there (`same_cnp_conversation`). It works on a
+ponder search's depth) is compared in shape there (`same_cnp_conversation`). Without `--check`
+it also takes the screenshot of the analysis report shown in docs/analysis.md (`report_screenshot`:
+the Opera game analysed with `--report`, drawn by headless Chromium at a phone's width) when
+Chromium is installed, and says it kept the old one otherwise. It works on a
 clone (the docs are not installed with the package); `python -m devtools.docs` from the clone's
 root is the same.
 """
@@ -441,6 +444,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", action="store_true", help="write nothing; status 1 if a block is stale")
 
 
+#: The report's screenshot in docs/analysis.md, and the game it shows (the first of the test data).
+REPORT_PNG = ROOT / "docs" / "report.png"
+REPORT_GAMES = ROOT / "tests" / "data" / "analysis-games.pgn"
+
+
+def report_screenshot(png: Path = REPORT_PNG) -> str:
+    """Analyse the Opera game with Stockfish at 20,000 nodes (cb-async when Stockfish is not
+    installed), write the report, and save what Chromium draws of its top at a phone's width
+    (412 CSS pixels), reduced to 64 colours. Returns what was done, for the user."""
+    import shutil
+    import tempfile
+
+    import chess.pgn
+
+    from devtools.browser import chromium, screenshot
+
+    if chromium() is None:
+        return f"kept {png.relative_to(ROOT)} (chromium is not installed: apt-get install chromium)"
+    engine = "stockfish" if shutil.which("stockfish") or Path("/usr/games/stockfish").exists() else "cb-async"
+    with tempfile.TemporaryDirectory(prefix="cb-async-docs-") as folder:
+        games = Path(folder) / "opera.pgn"
+        with REPORT_GAMES.open(encoding="utf-8") as handle:
+            game = chess.pgn.read_game(handle)
+        games.write_text(str(game) + "\n", encoding="utf-8")
+        page = Path(folder) / "report.html"
+        subprocess.run([sys.executable, "-m", "cb_async", "analyse", str(games), "--engine", engine,
+                        "--nodes", "20000", "--workers", "1", "--out", str(Path(folder) / "out.pgn"),
+                        "--report", str(page)], check=True, capture_output=True, text=True, timeout=600)
+        raw = Path(folder) / "raw.png"
+        rendered = screenshot(page, raw, width=412, height=1500)
+        if rendered.requests:
+            raise RuntimeError(f"the report asked the network for {rendered.requests}")
+        try:
+            from PIL import Image
+        except ImportError:
+            shutil.copyfile(raw, png)
+        else:
+            with Image.open(raw) as image:
+                image.convert("RGB").quantize(64).save(png, optimize=True)
+    return f"rewrote {png.relative_to(ROOT)} ({png.stat().st_size // 1024} KB, the report of the Opera game by {engine})"
+
+
 def run(args: argparse.Namespace) -> int:
     generated = Generated()
     stale = []
@@ -449,6 +494,8 @@ def run(args: argparse.Namespace) -> int:
             stale += [block.name for block in blocks([path]) if not generated.agrees(block)]
         elif rewrite(path, generated):
             print(f"rewrote {path.relative_to(ROOT)}")
+    if not args.check:
+        print(report_screenshot())
     for name in stale:
         print(f"stale: {name}")
     return 1 if stale else 0

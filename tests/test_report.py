@@ -14,7 +14,7 @@ from cb_async.analysis.report import render
 from cb_async.analysis.suites import Scoreboard
 from cb_async.analysis.writers import judgements
 from cb_async.limits import Limits
-from cb_async.tools.browser import chromium, screenshot
+from devtools.browser import chromium, screenshot
 
 DATA = Path(__file__).parent / "data"
 GAMES = DATA / "analysis-games.pgn"
