@@ -14,7 +14,7 @@ meets the updated game. In `hard` mode the same event asks for the ponder search
 follow-up command, which the session runs before any later input.
 
 Bad input never raises: an illegal move gets `Illegal move: MOVE`, an unknown command
-`Error (unknown command): CMD`, a bad `setboard` `tellusererror Illegal position`; everything
+`Error (unknown command): CMD`, a bad `setboard` `tellusererror Illegal position: FEN`; everything
 python-chess (and so lichess-bot) sends is accepted silently, because it aborts a game on any
 `Error` or `Illegal move` line. The protocol facts are in `docs/protocols.md`.
 """
@@ -436,7 +436,9 @@ class XBoardAdapter:
         try:
             board = parse_fen(rest, chess960=self.game.board.chess960)
         except FenError:
-            return commands + [_say("tellusererror Illegal position")]
+            # The FEN is named: PyChess stops analysis with an empty board and hides only
+            # the error that quotes it (conformance/transcripts/xboard/pychess_stop_analysis).
+            return commands + [_say(f"tellusererror Illegal position: {rest.strip()[:100]}")]
         self.game.board = board
         self.game.new_position()
         if self.game.analyzing:

@@ -119,8 +119,8 @@ def test_housekeeping_is_never_answered_with_an_error(line: str) -> None:
     ("usermove e2e5", ["Illegal move: e2e5"]),
     ("usermove Nf3", ["Illegal move: Nf3"]),
     ("usermove O-O", ["Illegal move: O-O"]),
-    ("setboard this is not a fen", ["tellusererror Illegal position"]),
-    ("setboard 8/8/8/8/8/8/8/8 w - - 0 1", ["tellusererror Illegal position"]),
+    ("setboard this is not a fen", ["tellusererror Illegal position: this is not a fen"]),
+    ("setboard 8/8/8/8/8/8/8/8 w - - 0 1", ["tellusererror Illegal position: 8/8/8/8/8/8/8/8 w - - 0 1"]),
     ("variant crazyhouse", ["Error (unsupported variant): crazyhouse"]),
     ("level x y z", ["Error (bad parameters): level x y z"]),
     ("option NoSuchThing=3", ["Error (unknown option): NoSuchThing"]),
@@ -222,7 +222,7 @@ def test_setboard_fen_and_x_fen_and_shredder_fen() -> None:
 def test_a_bad_setboard_keeps_the_old_position() -> None:
     adapter = XBoardAdapter()
     feed(adapter, "new", "force", "e2e4")
-    assert said(feed(adapter, "setboard 8/8/8 w")) == ["tellusererror Illegal position"]
+    assert said(feed(adapter, "setboard 8/8/8 w")) == ["tellusererror Illegal position: 8/8/8 w"]
     assert adapter.game.board.move_stack == [M("e2e4")]
 
 
