@@ -309,8 +309,13 @@ class Session:
     # -- the mailbox ------------------------------------------------------------------------
 
     def submit(self, item: MailboxItem) -> None:
-        """Queue a command, an input line, the end of input, or news of a search (from the loop)."""
-        self._send.send_nowait(item)
+        """Queue a command, an input line, the end of input, or news of a search (from the loop).
+        Once the session has closed its mailbox (a `quit` carried out), there is nobody left to
+        act: the item is dropped. The usual case is a GUI's SIGTERM racing its own `quit`."""
+        try:
+            self._send.send_nowait(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
 
     async def run(self) -> None:
         """Consume the mailbox until the session is closed."""

@@ -94,6 +94,22 @@ def test_sigterm_stops_the_search_and_exits_cleanly(protocol: str, start: str) -
         assert gone(worker), "the search worker outlived the engine"
 
 
+@pytest.mark.parametrize("first,answer", [("uci", "uciok"), ("xboard\nprotover 2", "feature done=1")])
+def test_sigterm_right_after_the_handshake_leaves_nothing_on_stderr(first: str, answer: str) -> None:
+    """PyChess checks every engine it knows at start-up: the handshake, then `quit` and SIGTERM
+    at once, while the search worker may still be starting; neither may print a traceback."""
+    for _ in range(3):
+        with EngineProcess() as engine:
+            engine.send(first)
+            engine.expect(answer, skip=r"(id|option|feature) .*")
+            engine.send("quit")
+            engine.signal(signal.SIGTERM)
+            # 0, or the signal itself when it lands while `quit` already ends the engine.
+            assert engine.wait_exit(5) in (0, -signal.SIGTERM)
+            engine.remaining_output()
+        assert not [line for line in engine.stderr_lines if line.strip()], engine.stderr_lines
+
+
 def test_sigterm_with_a_cnp_search_running_exits_cleanly() -> None:
     with EngineProcess("--protocol", "cnp") as engine:
         engine.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "engine/search", "params": {}}))

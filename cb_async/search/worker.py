@@ -196,7 +196,17 @@ HELPER_NICENESS = 5
 
 def worker_main(conn: multiprocessing.connection.Connection, host_end: Any, control: Any,
                 is_helper: bool = False) -> None:
-    """The worker process: warm up, then receive requests, search, send infos and results."""
+    """The worker process: warm up, then receive requests, search, send infos and results.
+    A host that is gone (a GUI ended it, even while this worker was still warming up) ends
+    the worker quietly: nobody is left to read an answer or a traceback."""
+    try:
+        _serve(conn, host_end, control, is_helper)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
+def _serve(conn: multiprocessing.connection.Connection, host_end: Any, control: Any,
+           is_helper: bool) -> None:
     if host_end is not None:
         host_end.close()  # so that the host's death reads as end of input here
     if is_helper and sys.platform != "win32":
