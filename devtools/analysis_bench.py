@@ -69,10 +69,12 @@ def with_children(pids: Sequence[int]) -> list[int]:
     """The processes and their children (a worker's UCI engine subprocess), Linux /proc."""
     found = list(pids)
     for pid in pids:
-        try:
-            found += [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-        except (OSError, ValueError):
-            continue
+        # Any thread may have started the child (python-chess starts the engine from its own).
+        for task in Path(f"/proc/{pid}/task").glob("*/children"):
+            try:
+                found += [int(child) for child in task.read_text().split()]
+            except (OSError, ValueError):
+                continue
     return found
 
 

@@ -126,3 +126,28 @@ def test_the_network_check_sees_a_page_that_does_load_something(tmp_path: Path) 
                     '<link rel="stylesheet" href="https://cdn.example.invalid/b.css">')
     shot = screenshot(page, tmp_path / "leaky.png", width=412, height=300)
     assert sorted(shot.requests) == ["http://example.invalid/a.png", "https://cdn.example.invalid/b.css"]
+
+
+def test_the_command_writes_the_report_beside_its_usual_output(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    report = tmp_path / "r.html"
+    done = subprocess.run([sys.executable, "-m", "cb_async", "analyse", str(GAMES), "--nodes", "400",
+                           "--out", str(tmp_path / "out.pgn"), "--report", str(report)],
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    page = report.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.count("<section class=\"game\">") == 3
+    assert "Analysis by cb-async" in page and "Reproducible: " in page
+    assert (tmp_path / "out.pgn").read_text().count("[Event ") == 3
+    suite = tmp_path / "suite.epd"
+    suite.write_text(SUITE)
+    scored = subprocess.run([sys.executable, "-m", "cb_async", "analyse", str(suite), "--depth", "1",
+                             "--journal", str(tmp_path / "j"), "--report", str(tmp_path / "s.html")],
+                            capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert scored.returncode == 0, scored.stderr
+    from cb_async.version import __version__
+
+    assert f"| cb-async {__version__} | 2/3 | 66.7% |" in scored.stdout
+    assert "<h2>Test suite</h2>" in (tmp_path / "s.html").read_text(encoding="utf-8")
