@@ -5,8 +5,10 @@ The first run makes a virtual environment in `.venv` and installs cb-async into 
 `engine` and the other cb-async commands need only its runtime dependencies; `test` adds the
 test extras (pytest and friends) and, where it installs, the `ray` extra. Later runs reuse the environment and install again only when
 `pyproject.toml` (or this file) changed, or when `test` needs extras that are not there yet.
-The install is editable in `compat` mode (a plain path entry, no import hook), which keeps the
-engine's start-up fast. Set-up chatter goes to stderr, so `python3 dev.py engine` is a clean
+The install is editable in setuptools' default mode: a small import hook maps `cb_async` to this
+folder and `cb_async.adapters` to `adapters/` (pyproject's package-dir), and makes nothing else
+importable, so a checkout imports what the wheel installs (tests/test_checkout_imports.py); it
+costs the engine's start-up no measurable time (docs/architecture.md, "Start-up"). Set-up chatter goes to stderr, so `python3 dev.py engine` is a clean
 stdio engine that a GUI can start.
 
 `test` runs the whole suite under every CPython from 3.11 on that the machine has (the one
@@ -14,7 +16,7 @@ running dev.py in `.venv`, each other one in `.venvs/3.N`), found on the PATH as
 among pyenv's versions; a supported version that is not there is skipped with a line saying
 so. `test-here` runs it under this interpreter alone, for a quick loop while you work.
 
-`docs`, `tune`, `stress` and `analysis-bench` run the project's own tools (the `devtools/`
+`docs`, `types`, `tune`, `stress` and `analysis-bench` run the project's own tools (the `devtools/`
 folder, which is not installed: see its `__init__`) with this clone on the path.
 """
 
@@ -36,7 +38,7 @@ SUPPORTED = ("3.11", "3.12", "3.13")
 LOOK_FOR = tuple(f"3.{minor}" for minor in range(11, 16))
 #: The tools that work only in a clone: `python3 dev.py NAME` runs `python -m MODULE`.
 DEVTOOLS = {"docs": "devtools.docs", "tune": "devtools.tune", "stress": "devtools.stress",
-            "analysis-bench": "devtools.analysis_bench"}
+            "analysis-bench": "devtools.analysis_bench", "types": "devtools.typecheck"}
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ def ensure_environment(extras: frozenset[str] = frozenset(), env: Environment | 
     target = f"{ROOT}[{','.join(sorted(extras))}]" if extras else str(ROOT)
     subprocess.run(
         [str(env.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "--config-settings", "editable_mode=compat", "-e", target],
+         "-e", target],
         check=True, stdout=sys.stderr,
     )
     if "test" in extras and "ray" not in extras:
@@ -112,7 +114,7 @@ def _ray_extra(extras: frozenset[str], env: Environment) -> frozenset[str]:
     target = f"{ROOT}[{','.join(sorted(extras | {'ray'}))}]"
     done = subprocess.run(
         [str(env.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "--config-settings", "editable_mode=compat", "-e", target],
+         "-e", target],
         stdout=sys.stderr,
     )
     if done.returncode != 0:
@@ -195,7 +197,7 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip(), file=out)
         print("\ncommands: engine [ARGS...] (the stdio engine), test [PYTEST ARGS...] (the whole suite,"
               "\n          under every Python), test-here [PYTEST ARGS...] (under this Python only),"
-              "\n          the clone's own tools (docs, tune, stress, analysis-bench),"
+              "\n          the clone's own tools (docs, types, tune, stress, analysis-bench),"
               "\n          or any cb-async subcommand (bench, perft, latency ...)", file=out)
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]

@@ -7,22 +7,11 @@ start-up does not pay for them.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from cb_async.version import __version__
 
 __all__ = ["Engine", "SimpleEngine", "__version__"]
-
-# The protocol adapters live in the repository's top-level `adapters/` folder and install as
-# `cb_async.adapters` (pyproject's package-dir). Run from a source tree (an editable install,
-# or the repository on sys.path) that folder stands beside this package, not inside it: let
-# `cb_async.adapters` find it there too.
-_SOURCE_ROOT = os.path.dirname(os.path.dirname(__file__))
-if not os.path.isdir(os.path.join(__path__[0], "adapters")) and os.path.isfile(
-    os.path.join(_SOURCE_ROOT, "adapters", "__init__.py")
-):
-    __path__.append(_SOURCE_ROOT)
 
 if TYPE_CHECKING:
     from cb_async.embedded import Engine

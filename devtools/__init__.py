@@ -2,6 +2,7 @@
 the wheel does not install them. Run them from a clone:
 
     python3 dev.py docs [--check]        rewrite the docs' generated blocks     (devtools.docs)
+    python3 dev.py types                 mypy --strict, the package as installed (devtools.typecheck)
     python3 dev.py tune label|fit ...    fit the evaluation's weights (Texel)   (devtools.tune)
     python3 dev.py stress ...            random command interleavings, checked  (devtools.stress)
     python3 dev.py analysis-bench ...    what batch analysis costs here         (devtools.analysis_bench)
@@ -9,6 +10,7 @@ the wheel does not install them. Run them from a clone:
 or `.venv/bin/python -m devtools.NAME ...` from the clone's root. Why each is here:
 
 - docs rewrites README.md and docs/*.md, which only a clone has;
+- types hands mypy the clone's files under their installed names (the test suite runs it);
 - tune prints weights to paste into `cb_async/search/` and reads data that
   `scripts/make-tuning-data.sh` makes in a clone;
 - stress is the engine of the race tests (`conformance/test_races.py`): it serves the suite;
