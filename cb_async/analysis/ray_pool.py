@@ -19,11 +19,13 @@ up.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, cast
+
+import anyio
+import anyio.to_thread
 
 from cb_async.analysis.engines import EngineSpec, EngineUnavailable, PositionAnalyst, node_name, open_analyst
 from cb_async.analysis.model import Answer, PositionTask
@@ -136,11 +138,11 @@ class RayPool:
             import ray  # noqa: F401
         except ImportError:
             raise PoolError("--cluster needs Ray: pip install 'cb-async[ray]'") from None
-        await asyncio.to_thread(self._connect)
+        await anyio.to_thread.run_sync(self._connect)
         self.workers = [self._new() for _ in range(self._actors())]
         try:
-            answers: list[tuple[int, str, str | None]] = await asyncio.gather(
-                *(worker.actor.ready.remote() for worker in self.workers))
+            refs = [worker.actor.ready.remote() for worker in self.workers]
+            answers: list[tuple[int, str, str | None]] = await anyio.to_thread.run_sync(ray.get, refs)
         except Exception as error:
             await self.close()
             raise PoolError(f"the Ray actors could not start: {str(error).splitlines()[0]}") from None
@@ -196,7 +198,8 @@ class RayPool:
             pass
         fresh = self._new()
         self.workers[index] = fresh
-        pid, name, problem = await fresh.actor.ready.remote()
+        answer: tuple[int, str, str | None] = await anyio.to_thread.run_sync(ray.get, fresh.actor.ready.remote())
+        pid, name, problem = answer
         if problem is not None:
             raise PoolError(problem)
         fresh.pid, fresh.engine = pid, name
@@ -207,18 +210,19 @@ class RayPool:
 
         if not ray.is_initialized():
             return
+        try:  # each actor quits its UCI engine; one that is dead or stuck is killed below anyway
+            closing: list[ObjectRef[None]] = [worker.actor.close.remote() for worker in self.workers]
+            await anyio.to_thread.run_sync(lambda: ray.wait(closing, num_returns=len(closing), timeout=5))
+        except Exception:  # noqa: BLE001 - nothing to add: the kills follow
+            pass
         for worker in self.workers:
-            try:
-                await asyncio.wait_for(asyncio.wrap_future(worker.actor.close.remote().future()), 5)
-            except Exception:  # noqa: BLE001 - dead or stuck: killed below
-                pass
             try:
                 ray.kill(worker.actor, no_restart=True)
             except Exception:  # noqa: BLE001 - already gone
                 pass
         self.workers = []
         if self._owns_ray:
-            await asyncio.to_thread(ray.shutdown)
+            await anyio.to_thread.run_sync(ray.shutdown)
             self._owns_ray = False
 
     def pids(self) -> list[int]:
