@@ -1,9 +1,9 @@
 """The UCI adapter: UCI text in, commands out; events in, UCI text out.
 
-It follows the spec and what real GUIs send (see DESIGN.md and the protocol notes): tokens
-split on any whitespace, unknown commands and tokens answered with an `info string` and
-otherwise ignored, a broken `position` keeps the last good one, and every `go`, even a
-malformed one, becomes a search (so it gets exactly one `bestmove`). It follows the two options
+It follows the spec and what real GUIs send (docs/protocols.md; `cb-async conformance` checks
+the GUIs' habits): tokens split on any whitespace, unknown commands and tokens answered with an
+`info string` and otherwise ignored, a broken `position` keeps the last good one, and every
+`go`, even a malformed one, becomes a search (so it gets exactly one `bestmove`). It follows the two options
 that change its own notation, `UCI_Chess960` (castling as king takes rook) and `UCI_ShowWDL`,
 from the session's `OptionsSet` (so only values the session accepted count).
 """

@@ -2,10 +2,10 @@
 
 Why a process and not a thread: a pure-Python search holds the GIL, and a thread would delay
 the event loop by up to the interpreter's switch interval each time it runs (5 ms; see
-DESIGN.md's measurements). A worker process leaves the loop free: `isready` and `stop` are
-answered in well under a millisecond and a host application's loop keeps ticking. The hash
-table lives in the worker, so it persists between searches. The worker's side, its messages
-and the shared stop block are `cb_async.search.worker`.
+docs/architecture.md, "Why the search runs in a worker process"). A worker process leaves the
+loop free: `isready` and `stop` are answered in well under a millisecond and a host
+application's loop keeps ticking. The hash table lives in the worker, so it persists between
+searches. The worker's side, its messages and the shared stop block are `cb_async.search.worker`.
 
 The session sees the runner through the `SearchRunner` protocol (tests give it a scripted
 runner, `tests/fake_runner.py`); `ProcessRunner` is the real one. Results come back on the

@@ -47,6 +47,10 @@ class Owed:
 
     what: str
     deadline: float | None
+    #: Its place among everything asked, and the kind of answer (readyok, bestmove, pong, move,
+    #: response): answers of one kind that a protocol orders must come in the order asked.
+    number: int = 0
+    kind: str = ""
 
 
 class Engine:
@@ -111,6 +115,11 @@ class Driver:
         self.engine = Engine([*command, "--protocol", self.protocol])
         self.rng = rng
         self.owed: list[Owed] = []
+        #: Every answer owed, in the order asked; those the engine gave, in the order it gave them;
+        #: and those withdrawn (a move that a `force` or `new` made unnecessary).
+        self.asked: list[Owed] = []
+        self.answered: list[Owed] = []
+        self.withdrawn: list[Owed] = []
         self.sent = 0
         self.longest_wait = 0.0
         #: What came back, for the summary (answered searches, pongs, busy errors ...).
@@ -123,15 +132,18 @@ class Driver:
         self.engine.send(line)
         self.sent += 1
 
-    def owe(self, what: str, within: float | None = BOUND) -> Owed:
-        owed = Owed(what, None if within is None else time.monotonic() + within)
+    def owe(self, what: str, within: float | None = BOUND, kind: str = "") -> Owed:
+        owed = Owed(what, None if within is None else time.monotonic() + within, len(self.asked), kind or what.split()[0])
         self.owed.append(owed)
+        self.asked.append(owed)
         return owed
 
-    def settle(self, owed: Owed) -> None:
-        if owed.deadline is not None:
+    def settle(self, owed: Owed, answered: bool = True) -> None:
+        """`owed` came (or, not `answered`, is no longer owed)."""
+        if owed.deadline is not None and answered:
             self.longest_wait = max(self.longest_wait, time.monotonic() - (owed.deadline - BOUND))
         self.owed.remove(owed)
+        (self.answered if answered else self.withdrawn).append(owed)
 
     def check(self, timeout: float = 0.0) -> None:
         """Take every line written so far (waiting up to `timeout` for the first), then deadlines."""
@@ -370,7 +382,7 @@ class XBoardDriver(Driver):
         on its way, so let it come (or not) before going on."""
         self.send(command)
         if self.thinking is not None:
-            self.settle(self.thinking)
+            self.settle(self.thinking, answered=False)
             self.thinking = None
             self.move_may_come = True
             self.sync()
@@ -380,7 +392,7 @@ class XBoardDriver(Driver):
         if self.board.is_game_over():
             self.new()
         else:
-            self.thinking = self.owe(f"a move in {self.board.fen()}", 0.05 + BOUND)
+            self.thinking = self.owe(f"a move in {self.board.fen()}", 0.05 + BOUND, kind="move")
 
     def step(self) -> None:
         roll = self.rng.random()
@@ -485,7 +497,8 @@ class CnpDriver(Driver):
     def request(self, method: str, params: dict[str, Any], within: float | None = BOUND, **extra: Any) -> CnpRequest:
         self.ids += 1
         self.send(json.dumps({"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params}))
-        request = CnpRequest(method, self.owe(f"the response to {method} {self.ids}", within), sent_at=self.read, **extra)
+        request = CnpRequest(method, self.owe(f"the response to {method} {self.ids}", within, kind="response"),
+                             sent_at=self.read, **extra)
         self.requests[self.ids] = request
         return request
 
@@ -527,7 +540,8 @@ class CnpDriver(Driver):
             if self.engine.transcript[-1].endswith('engine/stop"}'):
                 return  # a notification: no response
             self.ids += 1
-            self.requests[-self.ids] = CnpRequest("junk", self.owe("the error for a junk line"), sent_at=self.read)
+            self.requests[-self.ids] = CnpRequest("junk", self.owe("the error for a junk line", kind="response"),
+                                                  sent_at=self.read)
 
     def search(self) -> None:
         board = random_game(self.rng, self.rng.randrange(0, 20))

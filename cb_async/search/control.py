@@ -1,6 +1,6 @@
 """The stop token: how the outside world ends a running search.
 
-The search polls `should_stop()` every few hundred nodes and `soft_expired()` between
+The search polls `should_stop()` every 64 nodes (the searcher's `POLL_MASK`) and `soft_expired()` between
 iterations. Both are cheap attribute reads and one `time.monotonic()` call. Deadlines are
 absolute `time.monotonic()` seconds; `math.inf` means none. The session may set them before the
 search starts (a `go` with a clock, counted from the moment the command arrived) or while it
