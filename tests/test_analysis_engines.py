@@ -328,3 +328,38 @@ def test_on_ray_an_engine_missing_on_a_node_fails_at_actor_start_with_the_nodes_
     last = done.stderr.strip().splitlines()[-1]
     assert last == f"cb-async analyse: on node {socket.gethostname()}: --engine /no/such/engine: no such command"
     assert not (tmp_path / "out.pgn").exists()
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found += [int(child) for child in task.read_text().split()]
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads the process tree from Linux's /proc")
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_each_worker_owns_one_engine_process_and_leaving_the_job_early_ends_them_all(
+        tmp_path: Path, backend: str) -> None:
+    import os
+
+    spec = EngineSpec.parse(dying_engine(tmp_path, "no position is poison"))
+
+    async def first_then_leave() -> tuple[list[int], list[int]]:
+        source = [chess.Board() for _ in range(4)] + [chess.Board(chess.STARTING_BOARD_FEN.replace("P", "1", 1))]
+        async with Job(source, Limits(nodes=1), workers=2, engine=spec) as job:
+            assert job.engine_name == "Dying 1"
+            pool = job.pool
+            assert pool is not None
+            workers = pool.pids()
+            engines = [child for worker in workers for child in _children(worker)]
+            async for result in job.results():
+                assert isinstance(result, PositionAnalysis)
+                break
+        return workers, engines
+
+    workers, engines = anyio.run(first_then_leave, backend=backend)
+    assert len(workers) == 2 and len(engines) == 2  # one engine process per worker
+    for pid in workers + engines:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
