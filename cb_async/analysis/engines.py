@@ -13,8 +13,13 @@ function of the position alone, as for cb-async (`reproducibility`). An engine t
 position is started again and given the position again; after `ATTEMPTS` deaths the position is
 a `Failure`, which the job reports without inventing an answer.
 
-The driver checks the engine once before any work (`identify`): a command that does not start,
-is not a UCI engine, or refuses an option is one `EngineUnavailable` with the reason.
+Every worker starts its engine when it starts, before any position is handed out: a command that
+does not start, is not a UCI engine, or refuses an option is one `EngineUnavailable` with the
+reason, which the pool turns into its `PoolError` (on Ray, with the node's name). `identify` is
+the same check for a program that wants it before building a job.
+
+An engine that never answers (a hang rather than a death) is not timed out: with a node or depth
+budget there is no deadline to hold it to.
 """
 
 from __future__ import annotations
