@@ -226,6 +226,8 @@ SUITE = (
     '7k/8/8/8/8/8/8/R5K1 w - - bm Kf2; c0 "Kf2=10, Ra7=4, Kg2=3"; id "points.c0";\n'
     '7k/8/8/8/8/8/8/R5K1 w - - c8 "10 5"; c9 "a1a7 g1f2"; bm Ra7; id "points.c8";\n'
 )
+#: STS's third form: the points in c8, the moves in SAN in c7.
+SAN_POINTS = '7k/8/8/8/8/8/8/R5K1 w - - c8 "10 5"; c7 "Ra7 Kf2"; bm Ra7; id "points.c7";\n'
 
 
 def test_a_suite_is_scored_per_position_with_solve_rate_and_points_from_either_opcode_form() -> None:
@@ -241,6 +243,9 @@ def test_a_suite_is_scored_per_position_with_solve_rate_and_points_from_either_o
     assert {move.uci(): value for move, value in c0.points.items()} == {"g1f2": 10, "a1a7": 4, "g1g2": 3}
     c8 = expected(items[3])  # type: ignore[arg-type]
     assert {move.uci(): value for move, value in c8.points.items()} == {"a1a7": 10, "g1f2": 5}
+    [c7_item] = list(read_text(SAN_POINTS))
+    c7 = expected(c7_item)  # type: ignore[arg-type]
+    assert {move.uci(): value for move, value in c7.points.items()} == {"a1a7": 10, "g1f2": 5}
     assert verdict(items[0], "a1a8").solved and not verdict(items[0], "h2h3").solved  # type: ignore[arg-type]
     assert not verdict(items[1], "a1a8").solved and verdict(items[1], "h2h3").solved  # type: ignore[arg-type]
     assert verdict(items[2], "g1g2") == verdict(items[2], "g1g2") and verdict(items[2], "g1g2").points == 3  # type: ignore[arg-type]

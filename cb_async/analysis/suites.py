@@ -3,8 +3,8 @@
 A position is solved when the engine's move is one of its `bm` moves (if it has any) and none
 of its `am` moves (if it has any), as WAC, Bratko-Kopec and every EPD suite since count them.
 Suites that give points per move (the Strategic Test Suite) are scored in points as well, from
-either of their two forms: `c0 "Nxd4=10, Bxf3=3, ..."` (SAN) or `c8 "10 3 ..."` with `c9 "d4d5
-f3f4 ..."` (UCI); a move not listed scores 0 and the position's maximum is its best move's
+any of their forms: `c8 "10 3 ..."` with `c9 "d4d5 f3f4 ..."` (UCI) or with `c7 "d5 f4 ..."`
+(SAN), or `c0 "Nxd4=10, Bxf3=3, ..."` (SAN); a move not listed scores 0 and the position's maximum is its best move's
 points. Several engines run the same suite at the same budget and are scored side by side.
 """
 
@@ -84,6 +84,17 @@ def _points(board: chess.Board, ops: dict[str, object]) -> dict[chess.Move, int]
             except ValueError:
                 continue
             if value.isdigit() and board.is_legal(move):
+                points[move] = int(value)
+        if points:
+            return points
+    c7 = ops.get("c7")
+    if isinstance(c8, str) and isinstance(c7, str):  # STS also lists the moves in SAN
+        for value, san in zip(c8.split(), c7.split()):
+            try:
+                move = board.parse_san(san)
+            except ValueError:
+                continue
+            if value.isdigit():
                 points[move] = int(value)
         if points:
             return points
