@@ -13,6 +13,7 @@ entry: mypy's messages name the repository's files. It uses mypy's documented bu
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -54,7 +55,8 @@ def check(cache_dir: Path | None = None) -> tuple[int, list[str]]:
         args += ["--cache-dir", str(cache_dir)]
     _, options = process_options(args, require_targets=False, fscache=fscache)
     files = package_files() + tool_files()
-    sources = [BuildSource(str(path.relative_to(ROOT)), module) for module, path in files]
+    # Paths as mypy's own command line would name them from the clone's root (run() works there).
+    sources = [BuildSource(os.path.relpath(path), module) for module, path in files]
     messages: list[str] = []
 
     def collect(filename: str | None, new_messages: list[str], serious: bool) -> None:
@@ -75,7 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    status, messages = check(args.cache_dir)
+    cache_dir = args.cache_dir.resolve() if args.cache_dir is not None else None
+    os.chdir(ROOT)  # pyproject's [tool.mypy] and the default cache are the clone's
+    status, messages = check(cache_dir)
     print("\n".join(messages))
     return status
 

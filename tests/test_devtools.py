@@ -51,3 +51,10 @@ def test_each_runs_through_dev_py_from_anywhere(name: str, tmp_path: Path) -> No
 def test_none_is_a_cb_async_subcommand(name: str) -> None:
     assert name not in cli.SUBCOMMANDS
     assert not any(sub.module.startswith("devtools") for sub in cli.SUBCOMMANDS.values())
+
+
+def test_the_type_check_runs_from_another_folder(tmp_path: Path) -> None:
+    run = subprocess.run([sys.executable, str(ROOT / "dev.py"), "types", "--cache-dir", str(ROOT / ".mypy_cache")],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines()[-1].startswith("Success: no issues found")
