@@ -59,6 +59,9 @@ class SearchFailed(RuntimeError):
     """The search raised an exception in the worker (a bug); the worker goes on."""
 
 
+#: How long a worker may take to load and warm up before it counts as stuck: about 0.1 s on an
+#: idle machine, 0.9 s at load average 13 on 2 cores.
+WARM_UP_LIMIT = 10.0
 #: How long a worker may take to clear its table before it counts as stalled and is replaced:
 #: clearing the largest table (Hash 4096, 16M slots) takes about 50 ms.
 CLEAR_GRACE = 1.0
@@ -190,6 +193,8 @@ class ProcessRunner:
         #: The Lazy SMP helpers and their shared table, from the first search with Threads > 1.
         self._pool: HelperPool | None = None
         self._pending_acks: dict[int, Any] = {}
+        #: The worker has started but not yet said it is ready (it loads and warms up the search).
+        self._warming = False
         #: The thread starting a replacement worker, and what waits to be sent to it.
         self._starting: threading.Thread | None = None
         self._queued: list[SearchRequest | NewGameRequest] = []
@@ -209,6 +214,7 @@ class ProcessRunner:
             target=worker_main, args=(worker_end, host_end, self.control), name="cb-async-search", daemon=True
         )
         self._started_at = time.monotonic()
+        self._warming = True
         process.start()
         worker_end.close()
         self._process = process
@@ -246,6 +252,7 @@ class ProcessRunner:
         host_end, process = started
         self._starting = None
         self._started_at = time.monotonic()
+        self._warming = True
         if process is None:
             self._worker_died(None)
             return
@@ -389,6 +396,7 @@ class ProcessRunner:
     def _dispatch(self, reply: Reply) -> None:
         match reply:
             case ReadyReply():
+                self._warming = False
                 if self._ready is not None:
                     self._ready.set()
             case DoneReply(ack_id=ack_id):
@@ -427,7 +435,9 @@ class ProcessRunner:
     def abandon(self, search: _RunningSearch) -> None:
         """End the worker of `search` now (SIGKILL: a stopped process ends too) and start a new
         one; its reader then sees the pipe close and frees what the old one held. A search still
-        waiting for a worker being started is only taken out of its queue."""
+        waiting for a worker being started is only taken out of its queue, and one sent to a
+        worker still loading is stopped before it begins: replacing a worker that is slow to
+        start (a loaded machine) with another would only start the wait over."""
         if self._closed or search is not self._active or search.ended:
             return
         self._active = None
@@ -438,6 +448,9 @@ class ProcessRunner:
         if self._starting is not None:  # its worker is not there yet: the search never reaches it
             self._queued = [message for message in self._queued
                             if not (isinstance(message, SearchRequest) and message.search_id == search.search_id)]
+        elif self._warming and time.monotonic() - self._started_at < WARM_UP_LIMIT:
+            # late because it is still loading, not stalled: it skips the search
+            stop_search(self.control, search.search_id)
         else:
             self._replace_worker()
         search.end(error=WorkerAbandoned("the search process did not answer in time and was replaced"))

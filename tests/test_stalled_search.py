@@ -8,6 +8,7 @@ real worker under SIGSTOP is `conformance/test_faults.py`; here the scripted run
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -19,6 +20,8 @@ from cb_async.commands import Command, Go, PonderHit, Quit, Stop
 from cb_async.events import Acknowledged, BestMove, Info, Message, SearchStarted
 from cb_async.limits import Limits
 from cb_async.results import Score, SearchInfo
+from cb_async.runner import ProcessRunner, WorkerAbandoned
+from cb_async.search.settings import SearchSettings
 from cb_async.session import STALL_GRACE, Session, overdue_at
 from fake_runner import FakeRunner
 
@@ -171,3 +174,61 @@ def test_the_grace_never_runs_past_halfway_to_the_flag() -> None:
     trouble = Limits(white_clock=200, black_clock=60_000)  # flag at 10.17 after the overhead
     assert overdue_at(trouble, chess.WHITE, 30, 10.0, 10.1) == pytest.approx(10.1 + 0.035)
     assert overdue_at(trouble, chess.WHITE, 30, 10.0, 10.2) == pytest.approx(10.2)  # already past: at once
+
+
+# -- the real runner ---------------------------------------------------------------------------
+
+
+async def until_gone(pid: int) -> None:
+    """Until the process has ended and been reaped (no zombie left)."""
+    with anyio.fail_after(10):
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            await anyio.sleep(0.01)
+
+
+async def _search(runner: ProcessRunner, limits: Limits) -> tuple[Any, anyio.Event]:
+    ended = anyio.Event()
+    handle = runner.begin(chess.Board(), limits, hash_mb=16, settings=SearchSettings(), deadlines=None,
+                          on_info=lambda info: None, on_end=lambda search_id: ended.set())
+    return handle, ended
+
+
+async def test_an_abandoned_worker_is_killed_and_the_next_search_runs_on_a_new_one() -> None:
+    runner = ProcessRunner()
+    try:
+        await runner.attach()
+        await runner.wait_ready()
+        assert runner._process is not None
+        first = runner._process.pid
+        handle, ended = await _search(runner, Limits(infinite=True))
+        handle.abandon()
+        assert ended.is_set() and runner.restarts == 1
+        with pytest.raises(WorkerAbandoned):
+            handle.result_nowait()
+        handle, ended = await _search(runner, Limits(depth=1))  # waits for the new worker, in order
+        with anyio.fail_after(30):
+            result = await handle.result()
+        assert result.best_move in chess.Board().legal_moves
+        assert runner._process is not None and runner._process.pid != first
+        await until_gone(first)
+    finally:
+        await anyio.to_thread.run_sync(runner.close)
+
+
+async def test_a_worker_still_loading_is_not_replaced_but_skips_the_abandoned_search() -> None:
+    runner = ProcessRunner()
+    try:
+        await runner.attach()  # not ready yet: the worker loads and warms up
+        handle, ended = await _search(runner, Limits(infinite=True))
+        handle.abandon()
+        assert ended.is_set() and runner.restarts == 0
+        handle, ended = await _search(runner, Limits(depth=1))
+        with anyio.fail_after(30):
+            result = await handle.result()  # the abandoned infinite search was stopped before it began
+        assert result.best_move in chess.Board().legal_moves and runner.restarts == 0
+    finally:
+        await anyio.to_thread.run_sync(runner.close)
