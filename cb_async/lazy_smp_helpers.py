@@ -15,7 +15,7 @@ removes it if the host dies without that.
 The pool never blocks the event loop: a helper starts on a thread of its own (the library's
 start method: the host has threads by now, so never `fork`; the first forkserver start loads
 the search) and joins the searches that begin after it is ready. A helper that dies is started
-again at the next search, up to a quick-death limit like the main worker's.
+again at the next search, up to the quick-death limit of every worker (`cb_async.worker_process`).
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import threading
-import time
 from collections.abc import Callable
 from multiprocessing import shared_memory
 from typing import TYPE_CHECKING, Any
 
 from cb_async.search.worker import (
-    DoneReply, NewGameRequest, ReadyReply, Reply, SearchRequest, end_worker, worker_main,
+    HELPER_NICENESS, DoneReply, NewGameRequest, QuitRequest, ReadyReply, Reply, SearchRequest, worker_main,
 )
+from cb_async.worker_process import QuickDeaths, WorkerProcess
 
 if TYPE_CHECKING:
     import multiprocessing.connection
@@ -41,9 +41,6 @@ if TYPE_CHECKING:
 #: Bytes per slot of the shared table (`cb_async.search.tt.SHARED_BYTES_PER_ENTRY`; the host
 #: does not import the search).
 SHARED_BYTES_PER_ENTRY = 16
-#: Helpers that die this soon after their start, this many times in a row, are not restarted.
-QUICK_DEATH_SECONDS = 2.0
-QUICK_DEATHS_TO_GIVE_UP = 3
 
 #: Runs a function with its argument on the runner's event loop; False once the loop is gone.
 ToLoop = Callable[[Callable[[Any], None], Any], bool]
@@ -56,7 +53,7 @@ def shared_table_bytes(megabytes: int) -> int:
 
 
 class _Helper:
-    """One helper process, its pipe and the thread that starts it and then reads its replies."""
+    """One helper process (a `WorkerProcess`) and the thread that starts it."""
 
     def __init__(self, pool: HelperPool, number: int) -> None:
         import anyio
@@ -69,9 +66,9 @@ class _Helper:
         self.dead = False
         self.retired = False
         self._lock = threading.Lock()
-        self.started_at = time.monotonic()
-        self.conn: multiprocessing.connection.Connection | None = None
-        self.process: Any = None
+        self.worker = WorkerProcess(pool.context, worker_main, (pool.control,), f"cb-async-helper-{number}",
+                                    niceness=HELPER_NICENESS)
+        self.started = False
         self.acks: dict[int, anyio.Event] = {}
         self.thread = threading.Thread(target=self._run, name=f"cb-async-helper-{number}", daemon=True)
         self.thread.start()
@@ -79,30 +76,23 @@ class _Helper:
     def _run(self) -> None:
         pool = self.pool
         try:
-            host_end, worker_end = pool.context.Pipe(duplex=True)
-            process = pool.context.Process(target=worker_main, args=(worker_end, host_end, pool.control, True),
-                                           name=f"cb-async-helper-{self.number}", daemon=True)
-            process.start()
-            worker_end.close()
+            self.worker.start()
         except Exception:
+            self.worker.release()
             pool.to_loop(self._died, None)
             return
         with self._lock:
-            self.conn, self.process = host_end, process
+            self.started = True
             retired = self.retired
         if retired:  # no longer wanted while it was starting
             self.quit()
             return
-        while True:
-            try:
-                reply: Reply = host_end.recv()
-            except (EOFError, OSError, TypeError):
-                if not pool.closed and not self.retired:  # else ended on purpose, by `quit`
-                    process.join(1.0)
-                    pool.to_loop(self._died, None)
-                return
-            if not pool.to_loop(self._dispatch, reply):
-                return
+
+        def gone() -> None:
+            if not pool.closed and not self.retired:  # else ended on purpose, by `quit`
+                pool.to_loop(self._died, None)
+
+        self.worker.read(lambda reply: pool.to_loop(self._dispatch, reply), gone)
 
     def _dispatch(self, reply: Reply) -> None:
         match reply:
@@ -123,30 +113,23 @@ class _Helper:
         for done in self.acks.values():
             done.set()
         self.acks.clear()
+        self.worker.release()
         self.pool.helper_died(self)
 
     def send(self, message: SearchRequest | NewGameRequest) -> bool:
-        if self.conn is None or not self.ready:
-            return False
-        try:
-            self.conn.send(message)
-        except (OSError, ValueError):
-            return False
-        return True
+        return self.ready and self.worker.send(message)
 
     def retire(self) -> None:
         """End the helper: now if it has started, else as soon as its start returns."""
         with self._lock:
             self.retired = True
-            started = self.conn is not None
+            started = self.started
         if started:
             self.quit()
 
     def quit(self) -> None:
-        """End the process and close its pipe (the reader thread then reads its end)."""
-        end_worker(self.conn, self.process)
-        if self.conn is not None:
-            self.conn.close()
+        """End the process and free its pipe and descriptors."""
+        self.worker.end(QuitRequest())
 
 
 class HelperPool:
@@ -161,7 +144,7 @@ class HelperPool:
         self.closed = False
         self.broken = False
         self._helpers: list[_Helper] = []
-        self._quick_deaths = 0
+        self._deaths = QuickDeaths()
         self._table: shared_memory.SharedMemory | None = None
         self._table_mb = 0
 
@@ -221,9 +204,7 @@ class HelperPool:
         if self.closed or helper not in self._helpers:
             return
         self._helpers.remove(helper)
-        quick = time.monotonic() - helper.started_at < QUICK_DEATH_SECONDS
-        self._quick_deaths = self._quick_deaths + 1 if quick else 0
-        if self._quick_deaths >= QUICK_DEATHS_TO_GIVE_UP:
+        if self._deaths.died(helper.worker.started_at):
             self.broken = True  # the main worker searches alone from now on
 
     def close(self) -> None:

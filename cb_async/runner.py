@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-import multiprocessing.connection
-import os
-import sys
+import multiprocessing.context
 import threading
 import time
 from collections.abc import Callable
@@ -30,8 +28,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from cb_async.lazy_smp_helpers import HelperPool
 from cb_async.search.worker import (
-    CONTROL_SLOTS, DEADLINE_ID, STOPPED_ID, DoneReply, FailedReply, InfoReply, NewGameRequest, ReadyReply,
-    Reply, ResultReply, SearchRequest, end_worker, stop_search, worker_main, write_deadlines,
+    CONTROL_SLOTS, DEADLINE_ID, STOPPED_ID, DoneReply, FailedReply, InfoReply, NewGameRequest, QuitRequest,
+    ReadyReply, Reply, ResultReply, SearchRequest, stop_search, worker_main, write_deadlines,
+)
+from cb_async.worker_process import (
+    START_METHOD_VARIABLE, QuickDeaths, WorkerProcess, default_context, start_context,
 )
 
 if TYPE_CHECKING:
@@ -65,9 +66,6 @@ WARM_UP_LIMIT = 10.0
 #: How long a worker may take to clear its table before it counts as stalled and is replaced:
 #: clearing the largest table (Hash 4096, 16M slots) takes about 50 ms.
 CLEAR_GRACE = 1.0
-#: A worker that dies this soon after its start, this many times in a row, is not restarted.
-QUICK_DEATH_SECONDS = 2.0
-QUICK_DEATHS_TO_GIVE_UP = 3
 
 
 class SearchHandle(Protocol):
@@ -172,22 +170,21 @@ class ProcessRunner:
     `start()` the process (with `fork`, before the host starts threads of its own), then
     `attach()` it from inside the event loop that awaits the searches. A worker that dies is
     started again with `restart_context`: by then the host has threads, so never with `fork`.
+    The process itself (start, pipe, reader, ending, orphan watch) is a `WorkerProcess`.
     """
 
     _ids = itertools.count(1)
 
     def __init__(self, context: multiprocessing.context.BaseContext | None = None, *,
                  restart_context: multiprocessing.context.BaseContext | None = None) -> None:
-        self._context: Any = context or default_context()  # a concrete context: BaseContext lacks Process
+        self._context: Any = context or default_context()  # a concrete context: BaseContext lacks RawArray
         self._restart_context = restart_context or library_context()
         self.control: Any = self._context.RawArray("d", CONTROL_SLOTS)
         self.control[STOPPED_ID] = 0.0
         self.control[DEADLINE_ID] = 0.0
-        self._process: multiprocessing.process.BaseProcess | None = None
-        self._conn: multiprocessing.connection.Connection | None = None
+        self._worker: WorkerProcess | None = None
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._ready: anyio.Event | None = None
-        self._reader: threading.Thread | None = None
         self._start_error: WorkerDied | None = None
         self._active: _RunningSearch | None = None
         #: The Lazy SMP helpers and their shared table, from the first search with Threads > 1.
@@ -200,27 +197,28 @@ class ProcessRunner:
         self._queued: list[SearchRequest | NewGameRequest] = []
         self._closed = False
         self.restarts = 0
-        self._started_at = 0.0
-        self._quick_deaths = 0
+        self._deaths = QuickDeaths()
         self.broken = False
 
+    @property
+    def _process(self) -> Any:
+        """The current worker's process object (None while one is being started)."""
+        return self._worker.process if self._worker is not None else None
+
     # -- life cycle -------------------------------------------------------------------------
+
+    def _new_worker(self, context: Any) -> WorkerProcess:
+        return WorkerProcess(context, worker_main, (self.control,), "cb-async-search")
 
     def start(self) -> None:
         """Start the worker process. With `fork` this is cheap, and it is best done before the
         host starts threads of its own."""
-        host_end, worker_end = self._context.Pipe(duplex=True)
-        process = self._context.Process(
-            target=worker_main, args=(worker_end, host_end, self.control), name="cb-async-search", daemon=True
-        )
-        self._started_at = time.monotonic()
+        worker = self._new_worker(self._context)
+        worker.start()
+        self._worker = worker
         self._warming = True
-        process.start()
-        worker_end.close()
-        self._process = process
-        self._conn = host_end
         if self._token is not None:
-            self._start_reader()
+            self._read(worker)
 
     def _restart(self) -> None:
         """Start the next worker on a thread of its own: the first forkserver start loads the
@@ -228,36 +226,30 @@ class ProcessRunner:
         meanwhile). Requests sent until it is there wait for it, in order."""
         self.restarts += 1
         self._context = self._restart_context
-        self._process = self._conn = None
+        self._worker = None
         self._starting = threading.Thread(target=self._start_on_thread, name="cb-async-restart", daemon=True)
         self._starting.start()
 
     def _start_on_thread(self) -> None:
-        host_end = process = None
+        worker: WorkerProcess | None = self._new_worker(self._context)
+        assert worker is not None
         try:
-            host_end, worker_end = self._context.Pipe(duplex=True)
-            process = self._context.Process(
-                target=worker_main, args=(worker_end, host_end, self.control), name="cb-async-search", daemon=True
-            )
-            process.start()
-            worker_end.close()
+            worker.start()
         except Exception:  # the same as a worker that died at once: counted as a quick death
-            host_end = process = None
-        if self._closed or not self._to_loop(self._started, (host_end, process)):
-            end_worker(host_end, process)
-            if host_end is not None:
-                host_end.close()
+            worker.release()
+            worker = None
+        if self._closed or not self._to_loop(self._started, worker):
+            if worker is not None:
+                worker.end(QuitRequest())
 
-    def _started(self, started: tuple[Any, Any]) -> None:
-        host_end, process = started
+    def _started(self, worker: WorkerProcess | None) -> None:
         self._starting = None
-        self._started_at = time.monotonic()
-        self._warming = True
-        if process is None:
+        if worker is None:
             self._worker_died(None)
             return
-        self._process, self._conn = process, host_end
-        self._start_reader()
+        self._worker = worker
+        self._warming = True
+        self._read(worker)
         queued, self._queued = self._queued, []
         for message in queued:
             self._send(message)
@@ -267,12 +259,7 @@ class ProcessRunner:
         if self._starting is not None:
             self._queued.append(message)
             return True
-        try:
-            assert self._conn is not None
-            self._conn.send(message)
-        except (OSError, ValueError):
-            return False
-        return True
+        return self._worker is not None and self._worker.send(message)
 
     async def attach(self) -> None:
         """Bind to the running event loop (asyncio or trio); starts the pipe reader."""
@@ -281,10 +268,10 @@ class ProcessRunner:
 
         self._token = anyio.lowlevel.current_token()
         self._ready = anyio.Event()
-        if self._process is None:
+        if self._worker is None:
             self.start()
         else:
-            self._start_reader()
+            self._read(self._worker)
 
     async def wait_ready(self) -> None:
         """Until the worker has loaded and warmed up the search; `WorkerDied` if it died first
@@ -294,28 +281,17 @@ class ProcessRunner:
         if self._start_error is not None:
             raise self._start_error
 
-    def _start_reader(self) -> None:
-        thread = threading.Thread(target=self._read, args=(self._conn, self._process), name="cb-async-results",
-                                  daemon=True)
-        thread.start()
-        self._reader = thread
+    def _read(self, worker: WorkerProcess) -> None:
+        def deliver(reply: Reply) -> bool:
+            if worker is not self._worker:
+                return True  # an abandoned worker's late words: never delivered
+            return self._to_loop(self._dispatch, reply)
 
-    def _read(self, conn: multiprocessing.connection.Connection, process: Any) -> None:
-        while True:
-            try:
-                reply: Reply = conn.recv()
-            except (EOFError, OSError, TypeError):  # TypeError: 3.13 reads a closed handle so
-                if not self._closed:
-                    # Reap the dead worker here, off the loop: else each restart leaves a zombie.
-                    process.join(1.0)
-                    self._to_loop(self._worker_died, process)
-                    if process is not self._process:  # abandoned: its pipe is this reader's to free
-                        conn.close()
-                return
-            if process is not self._process:
-                continue  # an abandoned worker's late words: never delivered
-            if not self._to_loop(self._dispatch, reply):
-                return
+        def gone() -> None:
+            if not self._closed:
+                self._to_loop(self._worker_died, worker)
+
+        worker.read(deliver, gone)
 
     def _to_loop(self, function: Callable[[Any], None], argument: Any) -> bool:
         """Run `function(argument)` on the event loop; False once the loop has gone."""
@@ -338,12 +314,8 @@ class ProcessRunner:
             self._pool.close()
         if self._starting is not None:
             self._starting.join(2.0)  # it ends the worker it started itself, seeing `_closed`
-        conn = self._conn
-        end_worker(conn, self._process)
-        if self._reader is not None:
-            self._reader.join(1.0)  # it reads the end of the pipe now that the worker is gone
-        if conn is not None:
-            conn.close()
+        if self._worker is not None:
+            self._worker.end(QuitRequest())
 
     # -- searches ---------------------------------------------------------------------------
 
@@ -364,7 +336,7 @@ class ProcessRunner:
         table = pool.table_for(settings.threads, hash_mb) if pool is not None else None
         request = SearchRequest(search.search_id, board, limits, hash_mb, settings, table=table)
         if not self._send(request):
-            self._worker_died(self._process)
+            self._worker_died(self._worker)
             return search
         if pool is not None:
             pool.search(request, settings.threads - 1 if table is not None else 0)
@@ -448,7 +420,7 @@ class ProcessRunner:
         if self._starting is not None:  # its worker is not there yet: the search never reaches it
             self._queued = [message for message in self._queued
                             if not (isinstance(message, SearchRequest) and message.search_id == search.search_id)]
-        elif self._warming and time.monotonic() - self._started_at < WARM_UP_LIMIT:
+        elif self._warming and self._worker is not None and time.monotonic() - self._worker.started_at < WARM_UP_LIMIT:
             # late because it is still loading, not stalled: it skips the search
             stop_search(self.control, search.search_id)
         else:
@@ -456,21 +428,20 @@ class ProcessRunner:
         search.end(error=WorkerAbandoned("the search process did not answer in time and was replaced"))
 
     def _replace_worker(self) -> None:
-        """End the worker at once (SIGKILL: a stopped process ends too) and start another."""
+        """End the worker at once (SIGKILL: a stopped process ends too) and start another; the
+        old one's reader sees its pipe close and frees what it held."""
         for done in self._pending_acks.values():
             done.set()
         self._pending_acks.clear()
-        if self._process is not None:
-            self._process.kill()
+        if self._worker is not None:
+            self._worker.kill()
         self._restart()
 
-    def _worker_died(self, process: Any) -> None:
+    def _worker_died(self, worker: WorkerProcess | None) -> None:
         if self._closed:
             return
-        if process is not self._process:  # an abandoned worker, now gone
-            process.join(1.0)
-            if process.exitcode is not None:
-                process.close()
+        if worker is not None and worker is not self._worker:  # an abandoned worker, now gone
+            worker.release()
             return
         search, self._active = self._active, None
         if search is not None:
@@ -478,67 +449,24 @@ class ProcessRunner:
         for done in self._pending_acks.values():
             done.set()
         self._pending_acks.clear()
-        if self._conn is not None:
-            self._conn.close()
-        quick = time.monotonic() - self._started_at < QUICK_DEATH_SECONDS
-        self._quick_deaths = self._quick_deaths + 1 if quick else 0
-        if self._quick_deaths >= QUICK_DEATHS_TO_GIVE_UP:
+        exit_status = worker.process.exitcode if worker is not None and worker.process is not None else None
+        started_at = worker.started_at if worker is not None else time.monotonic()
+        if worker is not None:
+            worker.release()
+        if self._deaths.died(started_at):
             self.broken = True
+            self._worker = None
             error: WorkerDied = WorkerBroken("the search process dies as soon as it starts; not restarting it")
         else:
             self._restart()
             error = WorkerDied("the search process ended unexpectedly")
         if search is not None:
             search.end(error=error)
-        exit_status = process.exitcode if process is not None else None
         if self._ready is not None and not self._ready.is_set():
             self._start_error = WorkerDied(f"the search process could not start (exit status {exit_status})")
             self._ready.set()
-        if process is not None and exit_status is not None:
-            process.close()
 
 
-def default_context() -> multiprocessing.context.BaseContext:
-    """`fork` where it is safe and fast (Linux): the worker starts in milliseconds with the
-    modules already imported. Elsewhere `spawn`."""
-    if sys.platform.startswith("linux"):
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
-
-
-#: Names a start method for the embedded library's workers instead of the platform's choice
-#: (the tests run the library under `spawn` on Linux, as macOS and Windows do).
-START_METHOD_VARIABLE = "CB_ASYNC_START_METHOD"
-
-
-def library_context() -> multiprocessing.context.BaseContext:
-    """The worker's start method inside a host application, which may run threads of its own:
-    never `fork` it (a lock held by another thread at that moment would stay held forever in
-    the worker). `forkserver` on Linux: its server starts once, from a process without threads,
-    and every later worker forks from it. Elsewhere `spawn`, the platform's own default."""
-    wanted = os.environ.get(START_METHOD_VARIABLE)
-    if wanted:
-        if wanted not in multiprocessing.get_all_start_methods():
-            raise ValueError(f"{START_METHOD_VARIABLE}={wanted}: not a start method here "
-                             f"(one of {', '.join(multiprocessing.get_all_start_methods())})")
-        return multiprocessing.get_context(wanted)
-    if sys.platform.startswith("linux"):
-        context = multiprocessing.get_context("forkserver")
-        _preload_in_forkserver(context)
-        return context
-    return multiprocessing.get_context("spawn")
-
-
-#: What the forkserver loads once, so that each worker it forks starts with the search loaded.
-WORKER_MODULES = ("cb_async.search.sources",)
-
-
-def _preload_in_forkserver(context: Any) -> None:
-    """Add the search to the modules the forkserver loads when it starts (it starts once, on the
-    first worker), keeping whatever the host asked for. A server already running is left as
-    it is; its workers then load the search themselves."""
-    from multiprocessing import forkserver
-
-    wanted = list(getattr(forkserver._forkserver, "_preload_modules", []))  # the host's own choice
-    wanted += [name for name in WORKER_MODULES if name not in wanted]
-    context.set_forkserver_preload(wanted)
+#: The start methods, named as the library has always named them (`cb_async.worker_process`).
+library_context = start_context
+__all__ = ["default_context", "library_context", "START_METHOD_VARIABLE"]

@@ -20,8 +20,6 @@ search, or one UCI engine subprocess that the worker owns and ends.
 from __future__ import annotations
 
 import os
-import signal
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -38,6 +36,7 @@ from cb_async.analysis.model import Answer, PositionTask
 from cb_async.analysis.pool import PoolError, Worker, WorkerLost
 from cb_async.limits import Limits
 from cb_async.runner import library_context
+from cb_async.worker_process import WorkerProcess
 
 #: How long a new worker may take to import the engine and say it is ready.
 START_TIMEOUT = 120.0
@@ -98,8 +97,8 @@ class _Gone:
 
 def worker_main(conn: Connection, spec: EngineSpec = EngineSpec()) -> None:
     """The worker process: evaluate batches until told to stop or the driver goes away."""
-    # Ctrl-C reaches the whole process group; the driver decides, the workers follow it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C reaches the whole process group: the driver decides, the workers follow it (and
+    # end with it): `worker_entry` has ignored SIGINT and started the orphan watch.
     from cb_async.analysis.engines import EngineUnavailable, open_analyst
 
     try:
@@ -127,16 +126,13 @@ def worker_main(conn: Connection, spec: EngineSpec = EngineSpec()) -> None:
 
 
 class LocalWorker:
-    """The driver's handle on one worker process."""
+    """The driver's handle on one worker process (a `cb_async.worker_process.WorkerProcess`:
+    the engine's own way to start, read, end and watch a worker)."""
 
     def __init__(self, context: Any, number: int, spec: EngineSpec = EngineSpec()) -> None:
         # `context` is a concrete multiprocessing context
         self.name = f"worker {number}"
-        self._context = context
-        self._conn, child = context.Pipe()
-        self._child: Connection | None = child
-        self.process = context.Process(target=worker_main, args=(child, spec), name=f"cb-async analyse {number}",
-                                       daemon=True)
+        self.worker = WorkerProcess(context, worker_main, (spec,), f"cb-async analyse {number}")
         send, receive = anyio.create_memory_object_stream[_Ready | _Evaluated | _Unavailable | _Gone](100_000)
         self._outbox: MemoryObjectSendStream[_Ready | _Evaluated | _Unavailable | _Gone] = send
         self._inbox: MemoryObjectReceiveStream[_Ready | _Evaluated | _Unavailable | _Gone] = receive
@@ -145,16 +141,16 @@ class LocalWorker:
         self.pid: int | None = None
         self.engine = ""
 
+    @property
+    def started(self) -> bool:
+        return self.worker.conn is not None
+
     async def start(self) -> None:
         try:
-            await anyio.to_thread.run_sync(self.process.start)
+            await anyio.to_thread.run_sync(self.worker.start)
         except (RuntimeError, OSError, EOFError) as error:
             raise PoolError(f"the analysis workers could not start ({error}); {GUARD_HINT}") from None
-        finally:
-            assert self._child is not None
-            self._child.close()  # the worker holds its end now; ours must close for EOF to reach us
-            self._child = None
-        threading.Thread(target=self._read, name=f"{self.name} reader", daemon=True).start()
+        self.worker.read(self._post, lambda: self._post(_Gone()))
         first = None
         with anyio.move_on_after(START_TIMEOUT):
             first = await self._inbox.receive()
@@ -168,59 +164,48 @@ class LocalWorker:
         self.pid = first.pid
         self.engine = first.engine
 
-    def _read(self) -> None:
-        while True:
-            try:
-                message = self._conn.recv()
-            except (EOFError, OSError):
-                self._post(_Gone())
-                return
-            self._post(message)
-
-    def _post(self, message: _Ready | _Evaluated | _Unavailable | _Gone) -> None:
+    def _post(self, message: _Ready | _Evaluated | _Unavailable | _Gone) -> bool:
         if self._closed:
-            return
+            return False
         try:
             anyio.from_thread.run_sync(self._outbox.send_nowait, message, token=self._token)
         except (RuntimeError, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass  # the loop or the stream is closed: the job is over
+            return False  # the loop or the stream is closed: the job is over
+        return True
 
     async def evaluate(self, batch: Sequence[PositionTask], limits: Limits,
                        emit: Callable[[Answer], None]) -> None:
-        try:
-            self._conn.send(_Batch(tuple(batch), limits))
-        except OSError:
-            raise WorkerLost(0, f"{self.name} (pid {self.pid}) is gone") from None
+        if not self.worker.send(_Batch(tuple(batch), limits)):
+            raise WorkerLost(0, f"{self.name} (pid {self.pid}) is gone")
         for finished in range(len(batch)):
             message = await self._inbox.receive()
             match message:
                 case _Evaluated(answer=answer):
                     emit(answer)
                 case _:
-                    await anyio.to_thread.run_sync(self.process.join, STOP_TIMEOUT)
-                    raise WorkerLost(finished, f"{self.name} (pid {self.pid}) died "
-                                               f"(exit code {self.process.exitcode})")
+                    process = self.worker.process
+                    if process is not None:
+                        await anyio.to_thread.run_sync(process.join, STOP_TIMEOUT)
+                    exit_code = process.exitcode if process is not None else None
+                    raise WorkerLost(finished, f"{self.name} (pid {self.pid}) died (exit code {exit_code})")
 
     async def stop(self) -> None:
-        try:
-            self._conn.send(_Stop())
-        except OSError:
-            pass
-        await anyio.to_thread.run_sync(self.process.join, STOP_TIMEOUT)
-        self.kill()
+        """Ask it to stop, kill it after `STOP_TIMEOUT`, free its pipe and descriptors."""
+        await anyio.to_thread.run_sync(self.worker.end, _Stop(), STOP_TIMEOUT)
         self.release()
 
     def release(self) -> None:
         """Close the pipe and the stream: the reader thread's last message has nowhere to go."""
         self._closed = True
-        self._conn.close()
+        self.worker.release()
         self._outbox.close()
         self._inbox.close()
 
     def kill(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join(STOP_TIMEOUT)
+        self.worker.kill()
+        process = self.worker.process
+        if process is not None:
+            process.join(STOP_TIMEOUT)
 
 
 class LocalPool:
@@ -258,11 +243,11 @@ class LocalPool:
 
     async def close(self) -> None:
         try:
-            await _all(worker.stop for worker in self.workers if worker.process.pid is not None)
+            await _all(worker.stop for worker in self.workers if worker.started)
         except Exception:  # noqa: BLE001 - a worker that cannot be stopped politely was killed
             pass
         for worker in self.workers:
-            if worker.process.pid is None:
+            if not worker.started:
                 worker.release()
 
     def pids(self) -> list[int]:

@@ -26,11 +26,7 @@ imported inside `worker_main`, in the worker.
 from __future__ import annotations
 
 import math
-import os
-import signal
 import sys
-import threading
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
@@ -49,8 +45,6 @@ if TYPE_CHECKING:
 STOPPED_ID, DEADLINE_ID, SOFT, HARD = range(4)
 CONTROL_SLOTS = 4
 
-#: How often the worker checks that its host is still alive, in seconds.
-PARENT_CHECK_SECONDS = 0.25
 
 
 # -- messages ----------------------------------------------------------------------------------
@@ -118,29 +112,6 @@ Request = Union[SearchRequest, NewGameRequest, QuitRequest]
 Reply = Union[InfoReply, ResultReply, FailedReply, DoneReply, ReadyReply]
 
 
-# -- ending a worker, host side ----------------------------------------------------------------
-
-
-def end_worker(conn: multiprocessing.connection.Connection | None, process: Any) -> None:
-    """End a worker from its host: ask it to quit, then terminate, then kill it, and free the
-    process object's descriptors (the pipe is the caller's: its reader may still hold it)."""
-    if conn is not None:
-        try:
-            conn.send(QuitRequest())
-        except (OSError, ValueError):
-            pass
-    if process is None:
-        return
-    process.join(0.5)
-    if process.is_alive():
-        process.terminate()
-        process.join(0.25)  # a stopped process (SIGSTOP) holds SIGTERM pending: kill it soon
-    if process.is_alive():
-        process.kill()
-        process.join()
-    process.close()
-
-
 # -- the control block -------------------------------------------------------------------------
 
 
@@ -194,26 +165,18 @@ class SharedStopToken(StopToken):
 HELPER_NICENESS = 5
 
 
-def worker_main(conn: multiprocessing.connection.Connection, host_end: Any, control: Any,
-                is_helper: bool = False) -> None:
-    """The worker process: warm up, then receive requests, search, send infos and results.
-    A host that is gone (a GUI ended it, even while this worker was still warming up) ends
-    the worker quietly: nobody is left to read an answer or a traceback."""
+def worker_main(conn: multiprocessing.connection.Connection, control: Any) -> None:
+    """The worker process (after `cb_async.worker_process.worker_entry`, which every worker of
+    ours runs first): warm up, then receive requests, search, send infos and results. A host
+    that is gone (a GUI ended it, even while this worker was still warming up) ends the worker
+    quietly: nobody is left to read an answer or a traceback."""
     try:
-        _serve(conn, host_end, control, is_helper)
+        _serve(conn, control)
     except (BrokenPipeError, ConnectionResetError):
         pass
 
 
-def _serve(conn: multiprocessing.connection.Connection, host_end: Any, control: Any,
-           is_helper: bool) -> None:
-    if host_end is not None:
-        host_end.close()  # so that the host's death reads as end of input here
-    if is_helper and sys.platform != "win32":
-        os.nice(HELPER_NICENESS)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # GUIs send SIGINT to XBoard engines
-    _detach_stdio()
-    _exit_with_parent(os.getppid())
+def _serve(conn: multiprocessing.connection.Connection, control: Any) -> None:
     from cb_async.search import Searcher, history_keys
     from cb_async.search.sources import MoveSources
 
@@ -329,29 +292,3 @@ def _warm_up(searcher: Any) -> None:
 
     searcher.search(chess.Board(), (), Limits(depth=2), StopToken())
     searcher.new_game()
-
-
-def _exit_with_parent(parent: int) -> None:
-    """A worker must not outlive its host: a thread checks every quarter second that the
-    parent is still there (a host killed with SIGKILL closes no pipe the search would notice
-    before its next `info`) and ends the process at once when it is gone."""
-
-    def watch() -> None:
-        while True:
-            time.sleep(PARENT_CHECK_SECONDS)
-            if os.getppid() != parent:
-                os._exit(0)
-
-    threading.Thread(target=watch, name="cb-async-parent-watch", daemon=True).start()
-
-
-def _detach_stdio() -> None:
-    """The worker must never write protocol: point its stdout at stderr, its stdin at nothing."""
-    try:
-        sys.stdout.flush()
-        os.dup2(2, 1)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.close(devnull)
-    except OSError:
-        pass
