@@ -25,17 +25,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import queue
 import re
 import subprocess
 import sys
-import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cb_async import options as option_table
+from cb_async.tools.gui_habits.driver import EngineDriver
 from devtools import command_line
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,46 +64,24 @@ def converse(args: list[str], script: list[Step], timeout: float = 30.0) -> list
     """Start the engine with `args`, send each line of `script` and read what it writes until each
     of that step's patterns has matched a line; then end its input, which ends it in every
     protocol. Returns (sent, written lines) per step."""
-    process = subprocess.Popen([sys.executable, "-m", "cb_async", *args], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
-    assert process.stdin is not None and process.stdout is not None
-    lines: queue.Queue[str | None] = queue.Queue()
-    stdout = process.stdout
-
-    def read() -> None:
-        for line in stdout:
-            lines.put(line.rstrip("\n"))
-        lines.put(None)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
     steps = []
-    try:
+    with EngineDriver([sys.executable, "-m", "cb_async", *args]) as engine:
         for sent, patterns in script:
-            process.stdin.write(sent + "\n")
-            process.stdin.flush()
+            engine.send(sent)
             written: list[str] = []
             waiting = list(patterns)
+            deadline = time.monotonic() + timeout
             while waiting:
-                try:
-                    line = lines.get(timeout=timeout)
-                except queue.Empty:
-                    raise EngineSilent(f"no /{waiting[0]}/ within {timeout} s after {sent!r}") from None
+                line = engine.read(deadline - time.monotonic())
                 if line is None:
-                    raise EngineSilent(f"the engine ended before /{waiting[0]}/ after {sent!r}")
-                written.append(line)
-                waiting = [pattern for pattern in waiting if not re.search(pattern, line)]
+                    if engine.ended:
+                        raise EngineSilent(f"the engine ended before /{waiting[0]}/ after {sent!r}")
+                    raise EngineSilent(f"no /{waiting[0]}/ within {timeout} s after {sent!r}")
+                written.append(line.text)
+                waiting = [pattern for pattern in waiting if not re.search(pattern, line.text)]
             steps.append((sent, written))
-        process.stdin.close()
-        process.wait(timeout)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        reader.join(timeout)
-        if not process.stdin.closed:
-            process.stdin.close()
-        stdout.close()
+        engine.close_input()
+        engine.wait_exit(timeout)
     return steps
 
 

@@ -16,14 +16,12 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import queue
 import random
 import re
 import shlex
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +29,7 @@ from typing import Any
 import chess
 
 from cb_async.cli import UsageError, whole_number
+from cb_async.tools.gui_habits.driver import EngineDriver
 from devtools import command_line
 
 #: The longest the engine may owe an answer that is due now (an `isready`, a stopped search).
@@ -53,57 +52,27 @@ class Owed:
     kind: str = ""
 
 
-class Engine:
-    """The engine process: a reader thread queues every line it writes."""
+class Engine(EngineDriver):
+    """The engine process, read by the one driver of an engine subprocess
+    (`cb_async.tools.gui_habits.driver`); stress keeps the transcript's last lines as text."""
 
     def __init__(self, command: list[str]) -> None:
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, bufsize=0)
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.transcript: collections.deque[str] = collections.deque(maxlen=60)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        super().__init__(command)
+        self.recent: collections.deque[str] = collections.deque(maxlen=60)
 
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for raw in self.process.stdout:
-            self.lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
-        self.lines.put(None)
-
-    def send(self, line: str) -> None:
-        assert self.process.stdin is not None
-        self.transcript.append(f"> {line}")
-        self.process.stdin.write(line.encode() + b"\n")
+    def send_line(self, line: str) -> None:
+        self.recent.append(f"> {line}")
+        self.send(line)
 
     def next_line(self, timeout: float | None) -> str | None:
         """A line, or None if none came within `timeout` (0: only what is there now)."""
-        try:
-            line = self.lines.get(block=bool(timeout), timeout=timeout or None)
-        except queue.Empty:
-            return None
+        line = self.read(timeout or 0.0)
         if line is None:
-            raise StressFailure("the engine closed its output")
-        self.transcript.append(f"< {line}")
-        return line
-
-    def close(self) -> int | None:
-        """End the process (end of input, then a kill if it lingers) and close its pipes."""
-        try:
-            if self.process.poll() is None:
-                try:
-                    assert self.process.stdin is not None
-                    self.process.stdin.close()
-                    return self.process.wait(BOUND)
-                except (OSError, subprocess.TimeoutExpired):
-                    self.process.kill()
-                    self.process.wait()
-                    return None
-            return self.process.returncode
-        finally:
-            self._reader.join(BOUND)
-            for pipe in (self.process.stdin, self.process.stdout):
-                if pipe is not None:
-                    pipe.close()
+            if self.ended:
+                raise StressFailure("the engine closed its output")
+            return None
+        self.recent.append(f"< {line.text}")
+        return line.text
 
 
 class Driver:
@@ -126,10 +95,10 @@ class Driver:
         self.stats: collections.Counter[str] = collections.Counter()
 
     def fail(self, message: str) -> StressFailure:
-        return StressFailure(f"{self.protocol}: {message}\n--- transcript ---\n" + "\n".join(self.engine.transcript))
+        return StressFailure(f"{self.protocol}: {message}\n--- transcript ---\n" + "\n".join(self.engine.recent))
 
     def send(self, line: str) -> None:
-        self.engine.send(line)
+        self.engine.send_line(line)
         self.sent += 1
 
     def owe(self, what: str, within: float | None = BOUND, kind: str = "") -> Owed:
@@ -537,7 +506,7 @@ class CnpDriver(Driver):
             self.request("engine/hello", {})
         else:
             self.send(self.rng.choice(['{"jsonrpc":"2.0","id":', "not json", '{"jsonrpc":"2.0","method":"engine/stop"}']))
-            if self.engine.transcript[-1].endswith('engine/stop"}'):
+            if self.engine.recent[-1].endswith('engine/stop"}'):
                 return  # a notification: no response
             self.ids += 1
             self.requests[-self.ids] = CnpRequest("junk", self.owe("the error for a junk line", kind="response"),

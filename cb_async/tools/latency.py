@@ -10,17 +10,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import queue
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+
 from cb_async.cli import UsageError, number, whole_number
+from cb_async.tools.gui_habits.driver import CheckFailed, EngineDriver
 
 
 def default_engine() -> list[str]:
@@ -28,47 +27,37 @@ def default_engine() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "cb_async"]
 
 
-class Uci:
-    def __init__(self, command: list[str]) -> None:
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, bufsize=0)
-        self.lines: queue.Queue[tuple[str, float]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+class NoAnswer(Exception):
+    """The engine did not write the line waited for in time."""
 
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for raw in self.process.stdout:
-            self.lines.put((raw.decode(errors="replace").strip(), time.perf_counter()))
 
-    def send(self, line: str) -> float:
-        assert self.process.stdin is not None
-        start = time.perf_counter()
-        self.process.stdin.write((line + "\n").encode())
-        return start
+class Uci(EngineDriver):
+    """A UCI engine driven by lines (the one driver of an engine subprocess,
+    `cb_async.tools.gui_habits.driver`): each line stamped on arrival, `send` stamped as written."""
 
     def wait_for(self, prefix: str, timeout: float = 30.0) -> float:
+        """When the next line starting with `prefix` arrived."""
         deadline = time.monotonic() + timeout
         while True:
-            line, at = self.lines.get(timeout=max(0.001, deadline - time.monotonic()))
-            if line.startswith(prefix):
-                return at
+            line = self.read(deadline - time.monotonic())
+            if line is None:
+                raise NoAnswer(f"no {prefix!r} within {timeout} s")
+            if line.text.startswith(prefix):
+                return line.at
 
     def close(self) -> None:
         try:
             self.send("quit")
-            self.process.wait(5)
-        except (OSError, subprocess.TimeoutExpired):
-            self.process.kill()
-            self.process.wait()
-        for pipe in (self.process.stdin, self.process.stdout):
-            if pipe is not None:
-                pipe.close()
+        except CheckFailed:
+            pass  # it has exited already
+        self.wait_exit(5)
+        super().close()
 
 
 def start_up(command: list[str], runs: int) -> list[float]:
     times = []
     for _ in range(runs):
-        started = time.perf_counter()
+        started = time.monotonic()  # the driver stamps lines with time.monotonic()
         engine = Uci(command)
         engine.send("uci")
         times.append(engine.wait_for("uciok") - started)
@@ -305,7 +294,7 @@ def run(args: argparse.Namespace) -> int:
                     continue
                 try:
                     samples[index].extend(measure(command))
-                except queue.Empty:
+                except NoAnswer:
                     failed.add(index)
         labels = [f"{name} [{' '.join(command)}]" if len(commands) > 1 else name for command in commands]
         width = max(28, *(len(label) for label in labels))
