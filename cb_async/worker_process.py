@@ -159,7 +159,7 @@ class WorkerProcess:
             while True:
                 try:
                     message = conn.recv()
-                except (EOFError, OSError, TypeError):  # TypeError: 3.13 reads a closed handle so
+                except Exception:  # EOF, a closed or broken pipe, a message torn by a kill: gone
                     process.join(1.0)
                     gone()
                     return
