@@ -399,3 +399,34 @@ def test_a_hash_the_machine_cannot_give_is_reduced_and_said(protocol: str) -> No
         player.next_game()
     if protocol == "cnp":  # CNP has no message of its own: a note on stderr
         assert [line for line in engine.stderr_lines if re.fullmatch(f"cb-async: {said}", line)]
+
+
+def test_a_cnp_search_with_a_stopped_worker_still_answers_at_its_max_time() -> None:
+    with playing("cnp", "--max-time-ms", "500") as (engine, player):
+        player.analyse()  # no limit of its own: only the node's bound ends it
+        player.wait_searching()
+        worker = the_worker(engine)
+        os.kill(worker, signal.SIGSTOP)
+        result = player.cnp_answer(player.search_id, 0.5 + STALL_GRACE + SLACK)
+        assert result["stopped"] == "maxTime"
+        assert chess.Move.from_uci(str(result["bestMove"])) in chess.Board().legal_moves
+        assert gone({worker}) == set()
+        player.next_game()
+
+
+def test_an_xboard_move_on_a_clock_with_a_stopped_worker_comes_before_the_flag() -> None:
+    with playing("xboard") as (engine, player):
+        the_worker(engine)
+        engine.send("new", "level 0 0:10 0", "time 150", "otim 1000", "ping 3")
+        engine.expect("pong 3")
+        player.board = chess.Board()
+        player.board.push_uci("e2e4")
+        sent_at = engine.send("usermove e2e4")  # 1.5 s on the engine's clock
+        player.wait_searching()
+        worker = the_worker(engine)
+        os.kill(worker, signal.SIGSTOP)
+        player.answer(1.5 + SLACK)
+        answered = engine.transcript[-1].at
+        assert answered - sent_at < 1.5, "the answer came after the engine's flag fell"
+        assert gone({worker}) == set()
+        player.next_game()
