@@ -169,8 +169,26 @@ def other_pythons(this_version: str) -> dict[str, tuple[str, ...]]:
     return pythons
 
 
+def ensure_stockfish() -> None:
+    """Debian's Stockfish, for the tests that serve it (`cb-async lichess-engine --engine`):
+    installed when running as root on a machine with apt-get (CI); elsewhere those tests are
+    skipped with the reason, and this says how to run them."""
+    if os.path.exists("/usr/games/stockfish") or shutil.which("stockfish"):
+        return
+    if os.name != "posix" or os.geteuid() != 0 or not shutil.which("apt-get"):
+        print("dev.py: Stockfish is not installed: its tests will be skipped "
+              "(sh scripts/install-debian-engines.sh stockfish installs it)", file=sys.stderr)
+        return
+    print("dev.py: installing Debian's stockfish for its tests", file=sys.stderr, flush=True)
+    status = subprocess.call(["sh", str(ROOT / "scripts" / "install-debian-engines.sh"), "stockfish"],
+                             stdout=sys.stderr)
+    if status != 0:
+        print("dev.py: stockfish did not install: its tests will be skipped", file=sys.stderr)
+
+
 def test_everywhere(pytest_args: list[str]) -> int:
     """The suite under each Python found; non-zero if any run failed."""
+    ensure_stockfish()
     this_version = "%d.%d" % sys.version_info[:2]
     runs = {this_version: HERE}
     for version, command in other_pythons(this_version).items():

@@ -46,6 +46,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "analyse": Subcommand("cb_async.tools.analyse", "annotate PGN games or evaluate EPD/FEN positions with many engines"),
     "conformance": Subcommand("cb_async.tools.gui_habits.command",
                               "check any UCI or XBoard engine against the GUI habits that break engines"),
+    "lichess-engine": Subcommand("cb_async.lichess.command",
+                                 "serve cb-async (or any UCI engine) to Lichess's analysis board"),
     "cnp-schema": Subcommand("cb_async.tools.cnp_schema", "print the JSON Schema of CNP, the Chess Node Protocol"),
 }
 
