@@ -160,7 +160,10 @@ class WorkerProcess:
                 try:
                     message = conn.recv()
                 except Exception:  # EOF, a closed or broken pipe, a message torn by a kill: gone
-                    process.join(1.0)
+                    try:
+                        process.join(1.0)
+                    except ValueError:  # released already by the host, which saw the death first
+                        pass
                     gone()
                     return
                 if not deliver(message):
