@@ -53,16 +53,18 @@ async def serving(command: str | None, broker: Broker,
                   settings: Settings | None = None) -> AsyncIterator[Provider]:
     """A provider for `command` on `broker`, registered and polling, for the block."""
     engine = await open_engine(command)
+    provider: Provider | None = None
     try:
         async with httpx.AsyncClient() as http:
-            provider = Provider(settings or settings_for(broker.url), engine, http, api.Secret("s" * 32))
+            provider = Provider(settings or settings_for(broker.url), engine, http, api.Secret("s" * 32),
+                                lambda: open_engine(command))
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(_register_and_serve, provider, broker)
                 yield provider
                 tasks.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            await engine.aclose()
+            await (provider.engine if provider is not None else engine).aclose()
 
 
 async def _register_and_serve(provider: Provider, broker: Broker) -> None:
@@ -188,6 +190,24 @@ async def test_a_new_session_is_a_new_game(command: str | None) -> None:
         assert calls == ["a", "a", "b"]  # `game` changes with the session: a new game, the hash cleared
         if command is None:
             assert engine._game == "b"
+
+
+@pytest.mark.skipif(STOCKFISH is None, reason="Stockfish is not installed")
+async def test_an_engine_that_dies_mid_job_fails_that_job_and_is_started_again(
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="cb_async.lichess")
+    async with Broker() as broker, serving(STOCKFISH, broker) as provider:
+        job = broker.submit(limit=("movetime", 60_000))
+        await job.wait_for(lambda j: j.first_line_at is not None)
+        os.kill(provider.engine.engine.transport.get_pid(), signal.SIGKILL)
+        report = await report_of(provider, job, timeout=10)
+        assert report.ending == "failed"
+        await job.wait_for(lambda j: j.ended_at is not None, timeout=5)
+        assert job.ending == "closed" and not any(line.startswith("bestmove") for line in job.lines)
+        after = broker.submit(limit=("depth", 3))
+        await after.wait_for(lambda j: j.ended_at is not None)
+        assert after.ending == "bestmove"
+        assert any("the engine died: starting it again" in r.getMessage() for r in caplog.records)
 
 
 # -- a broker that fails ------------------------------------------------------------------------

@@ -164,10 +164,11 @@ async def _serve(args: argparse.Namespace, token_text: str, secret_file: Path | 
     import httpx
 
     from cb_async.lichess import api
-    from cb_async.lichess.engines import open_engine
+    from cb_async.lichess.engines import ServedEngine, open_engine
     from cb_async.lichess.provider import LOGGER, Provider, Settings
 
     token = api.Secret(token_text)
+    provider: Provider | None = None
     try:
         engine = await open_engine(args.engine)
     except (OSError, Exception) as error:  # a missing binary, an engine that dies at `uci`
@@ -185,7 +186,13 @@ async def _serve(args: argparse.Namespace, token_text: str, secret_file: Path | 
             max_threads=min(args.max_threads or os.cpu_count() or 1, engine.most("Threads", 65536)),
             max_hash=min(args.max_hash, engine.most("Hash", 1048576)), once=args.once, verbose=args.verbose)
         async with httpx.AsyncClient(headers={"User-Agent": api.USER_AGENT}) as http:
-            provider = Provider(settings, engine, http, api.Secret(secret))
+            async def reopen() -> ServedEngine:
+                engine = await open_engine(args.engine)
+                if options:
+                    await engine.configure(options)
+                return engine
+
+            provider = Provider(settings, engine, http, api.Secret(secret), reopen)
             async with anyio.create_task_group() as tasks:
                 signalled: list[str] = []
 
@@ -218,7 +225,10 @@ async def _serve(args: argparse.Namespace, token_text: str, secret_file: Path | 
         return 2
     finally:
         with anyio.CancelScope(shield=True):
-            await engine.aclose()
+            try:
+                await (provider.engine if provider is not None else engine).aclose()
+            except Exception:
+                pass  # an engine that died: nothing left to close
 
 
 def _add_redaction(secret: str) -> None:

@@ -13,9 +13,9 @@ five ways, each said on its progress line:
 | stopped     | SIGINT or SIGTERM                                       | stopped at once |
 | failed      | the engine or the network failed                        | stopped         |
 
-Polling follows the outcome of each poll, as data (`RETRY`): work or no work polls again at
-once; a network error or a 5xx waits and doubles the wait (1 s up to 30 s), which the next good
-answer resets; 429 waits as long as the broker says. A job the provider cannot serve is refused
+What a failed request does next is data (`RETRY`), for the registration and the polls alike:
+a network error or a 5xx waits and doubles the wait (1 s up to 30 s), which the next good
+answer resets; 429 waits as long as the server says. Work, or none, polls again at once. A job the provider cannot serve is refused
 with one log line and an empty answer (the requester is not left waiting), and polling goes on.
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,48 @@ class Settings:
     backoff_most: float = BACKOFF_MOST
 
 
+@dataclass(frozen=True)
+class Retry:
+    """What a failed request does before the next one."""
+
+    wait: str  # "backoff": the current backoff, "retry-after": what the server said
+    doubles: bool  # the backoff doubles after this wait
+
+
+#: A failure -> what happens next. A good answer (work, or none) resets the backoff.
+RETRY: dict[type[Exception], Retry] = {
+    api.Unavailable: Retry("backoff", doubles=True),  # network error, timeout, 5xx
+    api.Refused: Retry("backoff", doubles=True),  # a 4xx from the broker: it may be restarting
+    api.RateLimited: Retry("retry-after", doubles=False),  # 429
+}
+
+
+class Backoff:
+    """The wait between failed requests: `RETRY`'s policy, from `backoff_first` doubling up
+    to `backoff_most`, each wait said in one log line."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self.delay = settings.backoff_first
+
+    async def after(self, error: Exception, who: str, what: str) -> None:
+        retry = RETRY[type(error)]
+        if retry.wait == "retry-after" and isinstance(error, api.RateLimited):
+            LOGGER.warning("%s says 429 Too Many Requests: waiting %.0f s", who, error.retry_after)
+            await anyio.sleep(error.retry_after)
+        else:
+            LOGGER.warning("%s (%s); again in %.0f s", what, error, self.delay)
+            await anyio.sleep(self.delay)
+        if retry.doubles:
+            self.delay = min(self.delay * 2, self._settings.backoff_most)
+
+    def reset(self) -> bool:
+        """After a good answer; True if there had been failures."""
+        failed = self.delay != self._settings.backoff_first
+        self.delay = self._settings.backoff_first
+        return failed
+
+
 @dataclass
 class JobReport:
     """What became of one job; `time.monotonic()` stamps, for the latency figures."""
@@ -89,9 +131,13 @@ class _Slot:
 
 
 class Provider:
-    def __init__(self, settings: Settings, engine: ServedEngine, http: httpx.AsyncClient, secret: api.Secret) -> None:
+    def __init__(self, settings: Settings, engine: ServedEngine, http: httpx.AsyncClient, secret: api.Secret,
+                 reopen: Callable[[], Awaitable[ServedEngine]] | None = None) -> None:
         self.settings = settings
         self.engine = engine
+        #: Starts the engine again after it died (an engine subprocess that crashed).
+        self._reopen = reopen
+        self._engine_died = False
         self.http = http
         self.secret = secret
         self.reports: list[JobReport] = []
@@ -108,19 +154,13 @@ class Provider:
 
     async def register(self, token: api.Secret) -> None:
         """Register (or update the registration of the same name), retrying as polling does."""
-        delay = self.settings.backoff_first
+        backoff = Backoff(self.settings)
         while True:
             try:
                 engine_id, created = await api.register(self.http, self.settings.lichess_url, token,
                                                         self.registration())
-            except api.RateLimited as limited:
-                LOGGER.warning("Lichess says 429 Too Many Requests: waiting %.0f s", limited.retry_after)
-                await anyio.sleep(limited.retry_after)
-                continue
-            except api.Unavailable as error:
-                LOGGER.warning("cannot register yet (%s); again in %.0f s", error, delay)
-                await anyio.sleep(delay)
-                delay = min(delay * 2, self.settings.backoff_most)
+            except (api.RateLimited, api.Unavailable) as error:
+                await backoff.after(error, "Lichess", "cannot register yet")
                 continue
             LOGGER.info("%s %r as %s (%d threads, %d MB hash, %s)", "registered" if created else "updated",
                         self.settings.name, engine_id, self.settings.max_threads, self.settings.max_hash,
@@ -134,22 +174,15 @@ class Provider:
         LOGGER.info("waiting for work from %s", self.settings.broker_url)
         try:
             async with anyio.create_task_group() as tasks:
-                delay = self.settings.backoff_first
+                backoff = Backoff(self.settings)
                 while True:
                     try:
                         job = await api.acquire(self.http, self.settings.broker_url, self.secret)
-                    except api.RateLimited as limited:
-                        LOGGER.warning("the broker says 429 Too Many Requests: waiting %.0f s", limited.retry_after)
-                        await anyio.sleep(limited.retry_after)
+                    except (api.RateLimited, api.Unavailable, api.Refused) as error:
+                        await backoff.after(error, "the broker", "the broker is unavailable")
                         continue
-                    except (api.Unavailable, api.Refused) as error:
-                        LOGGER.warning("the broker is unavailable (%s); again in %.0f s", error, delay)
-                        await anyio.sleep(delay)
-                        delay = min(delay * 2, self.settings.backoff_most)
-                        continue
-                    if delay != self.settings.backoff_first:
+                    if backoff.reset():
                         LOGGER.info("the broker answers again")
-                    delay = self.settings.backoff_first
                     if job is None:
                         continue
                     received_at = time.monotonic()
@@ -200,9 +233,14 @@ class Provider:
         try:
             with slot.scope:
                 try:
+                    if self._engine_died:
+                        await self._restart_engine()
                     search = await self.engine.start(work)
                     report.started_at = time.monotonic()
-                    ending = await api.answer(self.settings.broker_url, work.job_id, _InfoLines(search, report))
+                    lines = _InfoLines(search, report)
+                    ending = await api.answer(self.settings.broker_url, work.job_id, lines)
+                    if lines.error is not None:
+                        raise lines.error
                     if report.ending == "running":
                         report.ending = "done" if ending == "sent" else "gone"
                 except api.Unavailable as error:
@@ -210,7 +248,8 @@ class Provider:
                     LOGGER.warning("job %s: cannot answer (%s)", work.job_id, error)
                 except chess.engine.EngineError as error:
                     report.ending = "failed"
-                    LOGGER.error("job %s: the engine failed: %s", work.job_id, error)
+                    self._engine_died = isinstance(error, chess.engine.EngineTerminatedError)
+                    LOGGER.error("job %s: the engine failed: %s", work.job_id, error or type(error).__name__)
         finally:
             with anyio.CancelScope(shield=True):
                 if search is not None:
@@ -227,6 +266,23 @@ class Provider:
                 slot.ended.set()
 
 
+    async def _restart_engine(self) -> None:
+        """A new engine for the next job; EngineTerminatedError if it cannot start."""
+        if self._reopen is None:
+            raise chess.engine.EngineTerminatedError("the engine died")
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.engine.aclose()
+            except Exception:
+                pass  # it is dead already
+        LOGGER.warning("the engine died: starting it again")
+        try:
+            self.engine = await self._reopen()
+        except Exception as error:
+            raise chess.engine.EngineTerminatedError(f"it does not start again: {error}") from None
+        self._engine_died = False
+
+
 class _InfoLines:
     """The job's search as the lines of its answer: `info` lines as they come (those the broker
     would use), then `bestmove`. An iterator class, not a generator: when the broker goes, the
@@ -237,6 +293,9 @@ class _InfoLines:
         self._search = search
         self._report = report
         self._ended = False
+        #: The engine's failure, if it failed mid-search: the answer ends there, without
+        #: `bestmove`, and the job reports it (an exception would cross the answer's tasks).
+        self.error: chess.engine.EngineError | None = None
 
     def __aiter__(self) -> _InfoLines:
         return self
@@ -244,6 +303,14 @@ class _InfoLines:
     async def __anext__(self) -> str:
         if self._ended:
             raise StopAsyncIteration
+        try:
+            return await self._next()
+        except chess.engine.EngineError as error:
+            self.error = error
+            self._ended = True
+            raise StopAsyncIteration from None
+
+    async def _next(self) -> str:
         board = self._report.work.board
         async for info in self._infos:
             line = info_line(info, board)
