@@ -48,9 +48,11 @@ engine_menu "$main" "Down Down Down"
 settings=$(wait_window "^Engine Settings" 10)
 sleep 1
 shot options "$settings" 400
-# MultiPV is the dialog's first field and has the focus: 2, then OK (at 126,221 in the dialog).
+# MultiPV is the dialog's first field and has the focus: 2, then OK (x 126, 22 pixels above the
+# dialog's bottom edge, which moves down with every option the engine declares).
 xdotool key --window "$settings" ctrl+a type --window "$settings" 2
-xdotool mousemove --window "$settings" 126 221 click 1
+height=$(xdotool getwindowgeometry "$settings" | sed -n 's/.*Geometry: [0-9]*x\([0-9]*\).*/\1/p')
+xdotool mousemove --window "$settings" 126 $((height - 22)) click 1
 wait_log '<< option MultiPV=2' 10
 quit_xboard
 
