@@ -1,11 +1,11 @@
 #!/bin/bash
-# Scid with cb-async as its analysis engine, driven under Xvfb (docs/gui-compat.md): F2 opens
-# the analysis of engine 1 on the start position, MultiPV is raised to 3 in the analysis
-# window, moves are played on the board into the running analysis, and closing the window
-# ends the engine the way Scid does (`stop`, `quit`, `exit`, `quit`). Exits non-zero when the
-# engine misbehaves: an error line, anything on its stderr, a search with no bestmove or an
-# illegal one, or an engine left running after Scid quits. Screenshots and logs go to $OUT
-# (default /tmp/cb-gui-scid).
+# Scid with cb-async as its analysis engine, driven under Xvfb (docs/gui-compat.md): Scid
+# starts engine 1 when it opens; its analysis pane is started on the start position, MultiPV
+# raised to 3 with the pane's spin box, a move played on the board into the running analysis,
+# and the pane closed, which ends the engine the way Scid does (`stop`, `quit`, both pipes
+# closed); then Scid quits. Exits non-zero when the engine misbehaves: an error line,
+# anything on its stderr, a search with no bestmove or an illegal one, or an engine left
+# running after Scid quits. Screenshots and logs go to $OUT (default /tmp/cb-gui-scid).
 GUI=scid
 DOCS_SHOTS="analysis analysis-e4"
 . "$(dirname "$0")/lib.sh"
