@@ -6,6 +6,7 @@
 # or by an illegal move, a move XBoard's game record cannot replay, or an engine left running
 # after XBoard quits. Screenshots and logs go to $OUT (default /tmp/cb-gui-xboard).
 GUI=xboard
+TELLUSER_DIALOG=1   # XBoard shows an engine's `telluser` in a dialog
 DOCS_SHOTS="analysis options thinking game-960"
 . "$(dirname "$0")/lib.sh"
 gui_setup xboard
