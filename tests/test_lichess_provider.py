@@ -219,10 +219,11 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-async def test_a_broker_down_at_start_is_waited_for(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize("command", ENGINES)
+async def test_a_broker_down_at_start_is_waited_for(command: str | None, caplog: pytest.LogCaptureFixture) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    engine = await open_engine(None)
+    engine = await open_engine(command)
     caplog.set_level(logging.INFO, logger="cb_async.lichess")
     try:
         async with httpx.AsyncClient() as http, anyio.create_task_group() as tasks:
