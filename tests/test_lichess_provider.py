@@ -426,3 +426,16 @@ def test_the_engine_alone_does_not_import_httpx() -> None:
                            "print('httpx' in sys.modules)"], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False"
 
+
+
+async def test_an_answer_the_broker_refuses_is_said_in_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="cb_async.lichess")
+
+    async def lines() -> AsyncIterator[str]:
+        yield "info depth 1 multipv 1 score cp 0 nodes 1 time 1 pv e2e4"
+
+    async with Broker() as broker:
+        # It answers at once, before or after the one line is sent: the answer ends either way.
+        assert await api.answer(broker.url, "nosuchjob", lines()) in ("sent", "gone")
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings == ["job nosuchjob: the broker refused the answer (404)"]

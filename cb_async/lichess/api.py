@@ -15,6 +15,7 @@ raised here carries it (httpx's errors name the URL, never the headers).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -25,6 +26,8 @@ import h11
 import httpx
 
 from cb_async.version import __version__
+
+LOGGER = logging.getLogger("cb_async.lichess")
 
 USER_AGENT = f"cb-async/{__version__} lichess-engine"
 
@@ -155,6 +158,7 @@ async def answer(broker_url: str, job_id: str, lines: AsyncIterator[str]) -> End
         ("Transfer-Encoding", "chunked"), ("Connection", "close")])
     answered = anyio.Event()
     sent_all = False
+    status: list[int] = []
     async with stream:
         async with anyio.create_task_group() as tasks:
 
@@ -170,6 +174,8 @@ async def answer(broker_url: str, job_id: str, lines: AsyncIterator[str]) -> End
                                 data = b""
                             connection.receive_data(data)
                             continue
+                        if isinstance(event, h11.Response):
+                            status.append(event.status_code)
                         break  # a response, or the connection closed
                 except h11.ProtocolError:
                     pass
@@ -189,6 +195,9 @@ async def answer(broker_url: str, job_id: str, lines: AsyncIterator[str]) -> End
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError, h11.ProtocolError):
                 pass  # the broker closed the connection: gone, as when it answers early
             tasks.cancel_scope.cancel()
+    if status and status[0] >= 400:
+        # lila-engine answers 400 to a line it cannot parse, 404 to a job it no longer has.
+        LOGGER.warning("job %s: the broker refused the answer (%d)", job_id, status[0])
     return "sent" if sent_all else "gone"
 
 
