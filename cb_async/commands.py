@@ -63,7 +63,8 @@ class Go:
     """Start a search.
 
     `board` carries the game's moves for repetition detection; None means the position set
-    last. `ponder`: the expected reply is on the board and `limits` are those to keep once it is
+    last. The board is handed over: its producer must not change it afterwards (the session
+    searches it without a copy). `ponder`: the expected reply is on the board and `limits` are those to keep once it is
     played; the search runs with `limits.pondering()` until `PonderHit`. `multipv` None means
     the MultiPV option. `received_at` (time.monotonic) is when the command arrived: the clock
     counts from then. `max_time_ms` bounds the search from that moment whatever its kind.

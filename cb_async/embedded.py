@@ -305,6 +305,8 @@ class Engine:
         #: The task group of `async with Engine()`, or the session's task without one.
         self._group: anyio.abc.TaskGroup | None = None
         self._background: object = None
+        #: A search has run since the start: the table may hold something a new game must clear.
+        self._searched = False
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -436,6 +438,7 @@ class Engine:
 
     def _start_search(self, go: Go, running: _RunningSearch) -> None:
         self._running = running
+        self._searched = True
         self._submit(go)
 
     async def _finish_running(self) -> None:
@@ -445,7 +448,9 @@ class Engine:
             await self._request(lambda t: Cancel(tag=t))
 
     async def _new_game_if(self, game: object) -> None:
-        if self._game is _NO_GAME or game != self._game:
+        """A new game clears the table; not before the first search, whose worker has just
+        cleared it after its warm-up (a round trip to the worker that would carry nothing)."""
+        if (self._game is _NO_GAME and self._searched) or (self._game is not _NO_GAME and game != self._game):
             await self._request(lambda t: NewGame(tag=t))
         self._game = game
 

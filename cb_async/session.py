@@ -466,7 +466,9 @@ class Session:
 
     def _start(self, go: Go) -> RunningSearch:
         options = self.setup.options
-        board = (go.board if go.board is not None else self.setup.position).copy()
+        # A Go's board is its producer's own (every adapter and the library hand over a fresh one
+        # or a copy): kept as it is. The position set last may be set again: copied.
+        board = go.board if go.board is not None else self.setup.position.copy()
         multipv = go.multipv if go.multipv is not None else options["MultiPV"]
         if multipv != go.limits.multipv:
             go = dataclasses.replace(go, limits=go.limits.replace(multipv=multipv))

@@ -218,6 +218,32 @@ def test_the_session_runs_in_the_task_group_its_caller_gives(backend: str) -> No
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_the_first_play_clears_no_table_but_a_new_game_does(backend: str) -> None:
+    """The worker has just cleared its table after its warm-up: a first `NewGame` round trip
+    would carry nothing. A new game after a search clears it."""
+    async def run() -> None:
+        async with Engine() as engine:
+            runner = engine._runner
+            assert runner is not None
+            cleared: list[int] = []
+            clear = runner.new_game
+
+            async def counted() -> None:
+                cleared.append(1)
+                await clear()
+
+            runner.new_game = counted  # type: ignore[method-assign]
+            await engine.play(START, chess.engine.Limit(depth=1), game="first")
+            assert cleared == []
+            await engine.play(START, chess.engine.Limit(depth=1), game="first")
+            assert cleared == []
+            await engine.play(START, chess.engine.Limit(depth=1), game="second")
+            assert cleared == [1]
+
+    anyio.run(run, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_engines_search_side_by_side(backend: str) -> None:
     async def run() -> None:
         results: dict[str, chess.engine.PlayResult] = {}

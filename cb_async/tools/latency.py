@@ -240,6 +240,30 @@ async def open_close_cycles(cycles: int) -> tuple[list[tuple[int, int, int]], li
     return samples, first_answers
 
 
+async def play_latency(plays: int) -> dict[str, list[float]]:
+    """`await engine.play(board, limit)` through the embedded library, timed whole: the first
+    call of an open engine, then `plays` calls each of a depth-1 search (nearly all hand-offs,
+    almost no search) and of a 5,000-node search."""
+    import chess
+    import chess.engine
+
+    from cb_async.embedded import Engine
+
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 3 3")
+    times: dict[str, list[float]] = {"first play() depth 1": [], "play() depth 1": [], "play() 5000 nodes": []}
+    async with Engine() as engine:
+        started = time.perf_counter()
+        await engine.play(board, chess.engine.Limit(depth=1))
+        times["first play() depth 1"].append(time.perf_counter() - started)
+        for name, limit in (("play() depth 1", chess.engine.Limit(depth=1)),
+                            ("play() 5000 nodes", chess.engine.Limit(nodes=5000))):
+            for _ in range(plays):
+                started = time.perf_counter()
+                await engine.play(board, limit)
+                times[name].append(time.perf_counter() - started)
+    return times
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", action="append", metavar="CMD",
                         help="a UCI engine command line to measure (repeatable, measured side by side); "
@@ -255,9 +279,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", type=_option,
                         help="set a UCI option before the isready and stop measures (repeatable), e.g. Threads=2")
     parser.add_argument("--embedded", action="store_true",
-                        help="measure the embedded library instead: host loop lag during a search, and open/close cycles")
+                        help="measure the embedded library instead: host loop lag during a search, "
+                             "play() of a depth-1 and a 5,000-node search, and open/close cycles")
     parser.add_argument("--seconds", type=number(0.01), default=2.0, help="--embedded: how long the search runs")
     parser.add_argument("--cycles", type=whole_number(1), default=1000, help="--embedded: engine open/close cycles")
+    parser.add_argument("--plays", type=whole_number(1), default=100,
+                        help="--embedded: play() calls timed at depth 1 and at 5,000 nodes")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -266,6 +293,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"host loop lag of a 1 ms ticker during a {args.seconds:g} s search (cores: {os.cpu_count()})")
         print(summary("cb_async.Engine (process)", process_lags))
         print(summary("anchor: search in a thread", thread_lags))
+        for name, values in asyncio.run(play_latency(args.plays)).items():
+            print(summary(name, values))
         cycles, first_answers = asyncio.run(open_close_cycles(args.cycles))
         print(summary("open -> first answer", first_answers))
         print(f"open/close cycles: {', '.join(f'{c}: {fds} fds {kids} children' for c, fds, kids in cycles)}")
