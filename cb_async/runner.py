@@ -93,10 +93,11 @@ class SearchHandle(Protocol):
         """The result of a search that has ended (raises as `result` does)."""
         ...
 
-    def abandon(self) -> None:
+    def abandon(self) -> bool:
         """The search's worker did not answer in time (stalled): end that worker now, whatever
         it is doing, and start another for the next search. The search ends without a result
-        and its worker can never answer it."""
+        and its worker can never answer it. False when the worker was kept: it was still
+        starting (loading the search), not stalled, and skips this search instead."""
 
 
 class SearchRunner(Protocol):
@@ -149,8 +150,8 @@ class _RunningSearch:
         assert self._result is not None
         return self._result
 
-    def abandon(self) -> None:
-        self._runner.abandon(self)
+    def abandon(self) -> bool:
+        return self._runner.abandon(self)
 
     @property
     def ended(self) -> bool:
@@ -404,19 +405,20 @@ class ProcessRunner:
             return None
         return search
 
-    def abandon(self, search: _RunningSearch) -> None:
+    def abandon(self, search: _RunningSearch) -> bool:
         """End the worker of `search` now (SIGKILL: a stopped process ends too) and start a new
         one; its reader then sees the pipe close and frees what the old one held. A search still
         waiting for a worker being started is only taken out of its queue, and one sent to a
         worker still loading is stopped before it begins: replacing a worker that is slow to
         start (a loaded machine) with another would only start the wait over."""
         if self._closed or search is not self._active or search.ended:
-            return
+            return False
         self._active = None
         self._stop_helpers(search.search_id)
         for done in self._pending_acks.values():
             done.set()
         self._pending_acks.clear()
+        replaced = False
         if self._starting is not None:  # its worker is not there yet: the search never reaches it
             self._queued = [message for message in self._queued
                             if not (isinstance(message, SearchRequest) and message.search_id == search.search_id)]
@@ -425,7 +427,9 @@ class ProcessRunner:
             stop_search(self.control, search.search_id)
         else:
             self._replace_worker()
-        search.end(error=WorkerAbandoned("the search process did not answer in time and was replaced"))
+            replaced = True
+        search.end(error=WorkerAbandoned("the search process did not answer in time"))
+        return replaced
 
     def _replace_worker(self) -> None:
         """End the worker at once (SIGKILL: a stopped process ends too) and start another; the

@@ -60,15 +60,16 @@ class FakeSearch:
         """The worker stops answering (SIGSTOP): a stop no longer ends the search."""
         self.stalled = True
 
-    def abandon(self) -> None:
+    def abandon(self) -> bool:
         """The session gave up on the search: its worker is replaced, and it never answers."""
         if self.ended:
-            return
+            return False
         self.abandoned = True
         self._runner.replacements += 1
         self._result = None
         self._ended.set()
         self._on_end(self.search_id)
+        return True
 
     def result_nowait(self) -> SearchResult:
         assert self.ended

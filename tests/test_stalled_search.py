@@ -22,7 +22,7 @@ from cb_async.limits import Limits
 from cb_async.results import Score, SearchInfo
 from cb_async.runner import ProcessRunner, WorkerAbandoned
 from cb_async.search.settings import SearchSettings
-from cb_async.session import STALL_GRACE, Session, overdue_at
+from cb_async.session import MIN_STALL_GRACE, STALL_GRACE, Session, overdue_at
 from fake_runner import FakeRunner
 
 
@@ -171,9 +171,10 @@ def test_the_grace_never_runs_past_halfway_to_the_flag() -> None:
     assert overdue_at(movetime, chess.WHITE, 30, 10.0, 10.27) == pytest.approx(10.27 + STALL_GRACE)
     plenty = Limits(white_clock=60_000, black_clock=60_000)
     assert overdue_at(plenty, chess.WHITE, 30, 10.0, 11.0) == pytest.approx(11.0 + STALL_GRACE)
-    trouble = Limits(white_clock=200, black_clock=60_000)  # flag at 10.17 after the overhead
-    assert overdue_at(trouble, chess.WHITE, 30, 10.0, 10.1) == pytest.approx(10.1 + 0.035)
-    assert overdue_at(trouble, chess.WHITE, 30, 10.0, 10.2) == pytest.approx(10.2)  # already past: at once
+    trouble = Limits(white_clock=300, black_clock=60_000)  # flag at 10.27 after the overhead
+    assert overdue_at(trouble, chess.WHITE, 30, 10.0, 10.1) == pytest.approx(10.1 + 0.085)
+    gone = Limits(white_clock=5, black_clock=60_000)  # less than the overhead: the least grace
+    assert overdue_at(gone, chess.WHITE, 30, 10.0, 10.001) == pytest.approx(10.001 + MIN_STALL_GRACE)
 
 
 # -- the real runner ---------------------------------------------------------------------------
@@ -205,7 +206,7 @@ async def test_an_abandoned_worker_is_killed_and_the_next_search_runs_on_a_new_o
         assert runner._process is not None
         first = runner._process.pid
         handle, ended = await _search(runner, Limits(infinite=True))
-        handle.abandon()
+        assert handle.abandon()  # replaced
         assert ended.is_set() and runner.restarts == 1
         with pytest.raises(WorkerAbandoned):
             handle.result_nowait()
@@ -224,7 +225,7 @@ async def test_a_worker_still_loading_is_not_replaced_but_skips_the_abandoned_se
     try:
         await runner.attach()  # not ready yet: the worker loads and warms up
         handle, ended = await _search(runner, Limits(infinite=True))
-        handle.abandon()
+        assert not handle.abandon()  # kept: it skips the search
         assert ended.is_set() and runner.restarts == 0
         handle, ended = await _search(runner, Limits(depth=1))
         with anyio.fail_after(30):
