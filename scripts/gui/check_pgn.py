@@ -17,10 +17,13 @@ import chess.pgn
 BAD_ENDING = re.compile(r"time|illegal|forfeit|crash|disconnect|error|stall|abort", re.IGNORECASE)
 
 
-def check(path: str, chess960: bool) -> int:
+def check(path: str, chess960: bool, last_only: bool) -> int:
     games = 0
     with open(path, encoding="utf-8", errors="replace") as handle:
+        found: list[chess.pgn.Game] = []
         while (game := chess.pgn.read_game(handle)) is not None:
+            found.append(game)
+        for game in found[-1:] if last_only else found:
             games += 1
             if game.errors:
                 print(f"{path}: game {games}: {game.errors[0]}", file=sys.stderr)
@@ -53,8 +56,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pgn")
     parser.add_argument("--chess960", action="store_true", help="the games must be Chess960")
+    parser.add_argument("--last", action="store_true", help="check the file's last game only")
     args = parser.parse_args()
-    sys.exit(check(args.pgn, args.chess960))
+    sys.exit(check(args.pgn, args.chess960, args.last))
 
 
 if __name__ == "__main__":
