@@ -164,3 +164,36 @@ def test_a_match_with_faults_injected_stops_the_first_engines_worker_and_loses_n
 def test_a_bad_fault_is_a_usage_error(words: list[str], problem: str) -> None:
     with pytest.raises(UsageError, match=re.escape(problem)):
         _fault(words)
+
+
+def test_game_pairs_are_counted_pentanomially_whatever_order_they_finish_in() -> None:
+    from cb_async.tools.match import GameResult, Tally
+
+    def game(result: str, white: str) -> GameResult:
+        return GameResult(white=white, black="b" if white == "a" else "a", result=result, reason="", pgn="")
+
+    tally = Tally()
+    tally.add(game("1-0", "a"), "a", 0)  # pair 0: a wins with White...
+    tally.add(game("1/2-1/2", "a"), "a", 1)  # pair 1 starts before pair 0 ends
+    assert tally.penta == [0, 0, 0, 0, 0]
+    tally.add(game("1-0", "b"), "a", 0)  # ...and loses with Black: 1 point of 2
+    tally.add(game("0-1", "b"), "a", 1)  # a draws, then wins with Black: 1.5 points
+    assert tally.penta == [0, 0, 1, 1, 0]
+    assert (tally.wins, tally.draws, tally.losses) == (2, 1, 1)
+
+
+def test_the_pentanomial_sprt_decides_sooner_when_pairs_split_the_openings_bias() -> None:
+    # 400 games as 200 pairs where most pairs are 1-1 (each side wins with the colour the
+    # opening favours): the same W/D/L as independent games would give, but pairs vary less,
+    # so the pentanomial LLR is further from zero than the trinomial one.
+    from cb_async.tools.match import penta_summary
+
+    sprt = Sprt(0, 10)
+    penta = [2, 10, 120, 58, 10]  # 0, 0.5, 1, 1.5, 2 points
+    wins, losses = 2 * 10 + 58 + 120, 2 * 2 + 10 + 120
+    draws = 400 - wins - losses
+    assert sprt.llr_penta(penta) > sprt.llr(wins, draws, losses) > 0
+    elo, margin = penta_summary(penta)
+    assert 0 < elo < 100 and 0 < margin < elo
+    assert sprt.llr_penta([0, 0, 0, 0, 0]) == 0.0
+    assert sprt.state(wins, draws, losses, penta).startswith(f"LLR {sprt.llr_penta(penta):.2f}")
