@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from cb_async.search.levels import DEFAULT_ELO, MAX_ELO, MIN_ELO
+from cb_async.search.network import DEFAULT_EVAL_FILE
 
 OptionType = Literal["check", "spin", "combo", "button", "string"]
 
@@ -95,6 +96,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     #: XBoard sets it with `egtpath syzygy DIR`, not an option.
     OptionSpec("SyzygyPath", "string", "", protocols=frozenset({"uci", "cnp"}),
                doc="Syzygy tablebase folders, separated by `:` (`;` on Windows)"),
+    OptionSpec("EvalFile", "string", DEFAULT_EVAL_FILE, doc="the learned evaluation's net file: empty for the built-in net, `none` for the hand-written evaluation alone"),
     OptionSpec("UCI_LimitStrength", "check", False, doc="play at the level UCI_Elo instead of full strength"),
     OptionSpec("UCI_Elo", "spin", DEFAULT_ELO, MIN_ELO, MAX_ELO,
                doc="the level, on the scale of Stockfish's UCI_Elo (see levels.md)"),

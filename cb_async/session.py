@@ -657,13 +657,19 @@ _STOPPED_BY: dict[Effect, StopReason] = {E.ANSWER_LIMIT: "limit", E.ANSWER_STOP:
 
 
 def _check_files(values: dict[str, Any]) -> tuple[str, str] | None:
-    """(option, what is wrong) when a `BookFile` or `SyzygyPath` being set cannot be used."""
+    """(option, what is wrong) when a `BookFile`, `EvalFile` or `SyzygyPath` being set cannot be used."""
     if values.get("BookFile"):
         from cb_async.search import book
 
         problem = book.check_book(values["BookFile"])
         if problem is not None:
             return "BookFile", problem
+    if values.get("EvalFile"):
+        from cb_async.search import network
+
+        problem = network.check(values["EvalFile"])
+        if problem is not None:
+            return "EvalFile", problem
     if values.get("SyzygyPath"):
         from cb_async.search import tablebase
 

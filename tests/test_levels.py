@@ -92,3 +92,20 @@ def test_the_level_follows_the_opponents_rating_only_when_asked_and_within_the_c
         options: dict[str, object], elo: int) -> None:
     settings = SearchSettings.from_options({"UCI_LimitStrength": True, **options})
     assert settings.elo == elo
+
+
+def test_a_level_plays_with_the_hand_written_evaluation_its_calibration_was_measured_with() -> None:
+    limits = Limits(movetime=20_000)
+    sources = MoveSources(Searcher(hash_mb=1))
+    settings = SearchSettings(limit_strength=True, elo=1700, eval_file="")  # the built-in net
+    with_net = sources.search(MIDDLEGAME, (), limits, settings, stop_token(limits, MIDDLEGAME.turn))
+    sources = MoveSources(Searcher(hash_mb=1))
+    settings = SearchSettings(limit_strength=True, elo=1700, eval_file="none")
+    without = sources.search(MIDDLEGAME, (), limits, settings, stop_token(limits, MIDDLEGAME.turn))
+    assert (with_net.best_move, with_net.nodes, with_net.score) == (without.best_move, without.nodes, without.score)
+    # ...while a full-strength search of the same position uses the net.
+    full = MoveSources(Searcher(hash_mb=1)).search(MIDDLEGAME, (), Limits(depth=5), SearchSettings(eval_file=""),
+                                                   StopToken())
+    plain = MoveSources(Searcher(hash_mb=1)).search(MIDDLEGAME, (), Limits(depth=5), SearchSettings(eval_file="none"),
+                                                    StopToken())
+    assert full.nodes != plain.nodes

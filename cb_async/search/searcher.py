@@ -33,6 +33,9 @@ from cb_async.search.attacks import attacked_by, exchange, is_check, piece_attac
 from cb_async.search.captures import captures
 from cb_async.search.control import StopToken
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
+from cb_async.search.network import Network
+from cb_async.search.network import DEFAULT_EVAL_FILE
+from cb_async.search.network import resolve as resolve_network
 from cb_async.search.pacing import Pacing
 from cb_async.search.play import play, play_known
 from cb_async.search.quiets import scored_captures, scored_quiets
@@ -144,6 +147,8 @@ class Searcher:
     def __init__(self, hash_mb: int = 16) -> None:
         #: Open Syzygy tables for the WDL probes inside the tree, or None.
         self.tablebase: Tables | None = None
+        #: The learned correction added to the hand-written evaluation, or None for none.
+        self.network: Network | None = resolve_network(DEFAULT_EVAL_FILE)
         self._tt = TranspositionTable(hash_mb)
         self._history = [0] * 8192
         self._killers: list[list[int]] = [[-1, -1] for _ in range(MAX_PLY + 2)]
@@ -190,7 +195,7 @@ class Searcher:
         # Killers are only meaningful for the position they were found in.
         self._killers = [[-1, -1] for _ in range(MAX_PLY + 2)]
         run = _SearchRun(self._tt, self._history, self._killers, board, history, limits, stop, on_info, start,
-                         self.tablebase, helper)
+                         self.tablebase, helper, self.network)
         return run.execute()
 
 
@@ -210,6 +215,7 @@ class _SearchRun:
         start: float,
         tables: Tables | None = None,
         helper: int = 0,
+        network: Network | None = None,
     ) -> None:
         self.tt = tt
         self.history_table = history_table
@@ -225,6 +231,7 @@ class _SearchRun:
         self.tables = tables
         self.tbhits = 0
         self.helper = helper
+        self.network = network
 
     # -- the driver -------------------------------------------------------------------------
 
@@ -388,7 +395,7 @@ class _SearchRun:
         else:
             pv = (root_moves[0],)
             mg, eg, phase = evaluate_from_scratch(board)
-            score = Score(cp=blend(board, mg, eg, phase))
+            score = Score(cp=blend(board, mg, eg, phase) + (self.network.evaluate(board) if self.network else 0))
         best = pv[0]
         ponder = pv[1] if len(pv) > 1 else None
         if ponder is None:
@@ -450,6 +457,15 @@ class _SearchRun:
         nodes = 0
         seldepth = 0
         mg0, eg0, phase0 = evaluate_from_scratch(board)
+        # The learned correction: its accumulator is passed down the tree beside the sums and
+        # updated per move from the moving and the captured piece's rows; promotions, en
+        # passant and castling (rare) build the child's from scratch.
+        network = self.network
+        net_rows = network.rows if network is not None else ((), (), ())
+        net_value = network.white_value if network is not None else None
+        net_clamp = network.clamp if network is not None else 0
+        accumulate = network.accumulate if network is not None else None
+        acc0 = network.accumulate(board) if network is not None else 0
         # WDL probes: only with tables, at nodes right after a capture or pawn move (the
         # tables assume a fresh fifty-move count) with at most their pieces and no castling.
         tables = self.tables
@@ -464,7 +480,7 @@ class _SearchRun:
             if nodes >= node_limit or should_stop():
                 raise SearchAborted
 
-        def qsearch(alpha: int, beta: int, ply: int, mg: int, eg: int, phase: int) -> int:
+        def qsearch(alpha: int, beta: int, ply: int, mg: int, eg: int, phase: int, acc: int) -> int:
             nonlocal nodes, seldepth
             nodes += 1
             if not nodes & POLL_MASK:
@@ -475,12 +491,20 @@ class _SearchRun:
             value = (mg * p + (eg if p >= PASSER_PHASE else eg + passer_kings(board)) * (MAX_PHASE - p)) // MAX_PHASE
             turn = board.turn
             stand = (value if turn else -value) + TEMPO
+            if net_value is not None:
+                # The correction is clipped to +-net_clamp: when even its worst cannot bring the
+                # stand-pat below beta, the node fails high without it (a lower bound).
+                if stand - net_clamp >= beta:
+                    return stand - net_clamp
+                correction = net_value(acc)
+                stand += correction if turn else -correction
             if stand >= beta or ply >= MAX_PLY:
                 return stand
             if stand > alpha:
                 alpha = stand
             best = stand
             them = not turn
+            victim_bits = occupied_co[them]
             for _, move, attacker, victim in gen_captures(board, alpha - stand - 200, order_value):
                 # A capture by a more valuable piece of a defended one loses material unless
                 # the exchange that follows on its square wins it back.
@@ -490,12 +514,21 @@ class _SearchRun:
                     and exchange(board, move.from_square, move.to_square, order_value, attacker, victim) < 0
                 ):
                     continue
+                ep_or_promotion = move.promotion or (attacker == 1 and not victim_bits & bb_squares[move.to_square])
                 d_mg, d_eg, d_phase = play_known(board, move, attacker, victim)
                 if was_into_check(board):
                     state_pop().restore(board)
                     move_pop()
                     continue
-                value = -qsearch(-beta, -alpha, ply + 1, mg + d_mg, eg + d_eg, phase + d_phase)
+                if accumulate is None:
+                    c_acc = 0
+                elif ep_or_promotion:
+                    c_acc = accumulate(board)
+                else:
+                    to_square = move.to_square
+                    mover = net_rows[turn][attacker]
+                    c_acc = acc + mover[to_square] - mover[move.from_square] - net_rows[them][victim][to_square]
+                value = -qsearch(-beta, -alpha, ply + 1, mg + d_mg, eg + d_eg, phase + d_phase, c_acc)
                 state_pop().restore(board)
                 move_pop()
                 if value > best:
@@ -507,12 +540,12 @@ class _SearchRun:
             return best
 
         def alphabeta(
-            alpha: int, beta: int, depth: int, ply: int, mg: int, eg: int, phase: int,
+            alpha: int, beta: int, depth: int, ply: int, mg: int, eg: int, phase: int, acc: int,
             in_check: bool, pv_node: bool, null_ok: bool,
         ) -> int:
             nonlocal nodes, seldepth, tbhits
             if depth <= 0:
-                return qsearch(alpha, beta, ply, mg, eg, phase)
+                return qsearch(alpha, beta, ply, mg, eg, phase, acc)
             nodes += 1
             if not nodes & POLL_MASK:
                 poll()
@@ -563,7 +596,8 @@ class _SearchRun:
             if alpha >= beta:
                 return alpha
             if ply >= MAX_PLY:
-                return blend(board, mg, eg, phase)
+                correction = net_value(acc) if net_value is not None else 0
+                return blend(board, mg, eg, phase) + (correction if board.turn else -correction)
 
             turn = board.turn
             tt_move = None
@@ -594,6 +628,10 @@ class _SearchRun:
 
             p = phase if phase < MAX_PHASE else MAX_PHASE
             value = (mg * p + (eg if p >= PASSER_PHASE else eg + passer_kings(board)) * (MAX_PHASE - p)) // MAX_PHASE
+            # The static evaluation serves only the pruning of non-PV nodes out of check: only
+            # those pay for the learned correction.
+            if net_value is not None and not pv_node and not in_check:
+                value += net_value(acc)
             static = (value if turn else -value) + TEMPO
             if not pv_node and not in_check:
                 # Reverse futility: far above beta near the horizon, a quiet move won't undo it.
@@ -618,7 +656,7 @@ class _SearchRun:
                     reduction = 3 if depth < 7 else 4
                     push(null_move)
                     board.halfmove_clock = 0  # no repetition or fifty-move count across a pass
-                    value = -alphabeta(-beta, 1 - beta, depth - 1 - reduction, ply + 1, mg, eg, phase, False, False, False)
+                    value = -alphabeta(-beta, 1 - beta, depth - 1 - reduction, ply + 1, mg, eg, phase, acc, False, False, False)
                     state_pop().restore(board)
                     move_pop()
                     if value >= beta:
@@ -662,6 +700,7 @@ class _SearchRun:
             bishops_here = board.bishops
             rooks_here = board.rooks
             queens_here = board.queens
+            ours_here = occupied_co[turn]
             quiets_tried: list[int] = []
             losing_captures: list[chess.Move] = []
             while True:
@@ -717,10 +756,21 @@ class _SearchRun:
                     c_mg = mg + d_mg
                     c_eg = eg + d_eg
                     c_phase = phase + d_phase
+                    if accumulate is None:
+                        c_acc = 0
+                    elif promotion or (piece == 1 and to_square == ep_square) or (
+                        piece == 6 and (abs(to_square - from_square) == 2 or ours_here & bit)
+                    ):
+                        c_acc = accumulate(board)
+                    else:
+                        mover = net_rows[turn][piece]
+                        c_acc = acc + mover[to_square] - mover[from_square]
+                        if captured:
+                            c_acc -= net_rows[not turn][captured][to_square]
                     if legal == 1:
                         if pv_node:
                             pv_table[child_pv] = ()
-                        value = -alphabeta(-beta, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, pv_node, True)
+                        value = -alphabeta(-beta, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, c_acc, gives, pv_node, True)
                     else:
                         reduction = 0
                         if depth >= 3 and (quiet or stage == 3) and not gives and not in_check:
@@ -732,12 +782,12 @@ class _SearchRun:
                                 reduction -= 1
                             if reduction >= new_depth:
                                 reduction = new_depth - 1
-                        value = -alphabeta(-alpha - 1, -alpha, new_depth - reduction, child_pv, c_mg, c_eg, c_phase, gives, False, True)
+                        value = -alphabeta(-alpha - 1, -alpha, new_depth - reduction, child_pv, c_mg, c_eg, c_phase, c_acc, gives, False, True)
                         if value > alpha and reduction:
-                            value = -alphabeta(-alpha - 1, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, False, True)
+                            value = -alphabeta(-alpha - 1, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, c_acc, gives, False, True)
                         if pv_node and alpha < value < beta:
                             pv_table[child_pv] = ()
-                            value = -alphabeta(-beta, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, gives, True, True)
+                            value = -alphabeta(-beta, -alpha, new_depth, child_pv, c_mg, c_eg, c_phase, c_acc, gives, True, True)
                         elif pv_node:
                             pv_table[child_pv] = ()
                     state_pop().restore(board)
@@ -833,14 +883,15 @@ class _SearchRun:
                     c_mg = mg0 + d_mg
                     c_eg = eg0 + d_eg
                     c_phase = phase0 + d_phase
+                    c_acc = accumulate(board) if accumulate is not None else 0
                     pv_table[1] = ()
                     if index == 0:
-                        value = -alphabeta(-beta, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, True, True)
+                        value = -alphabeta(-beta, -alpha, new_depth, 1, c_mg, c_eg, c_phase, c_acc, gives, True, True)
                     else:
-                        value = -alphabeta(-alpha - 1, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, False, True)
+                        value = -alphabeta(-alpha - 1, -alpha, new_depth, 1, c_mg, c_eg, c_phase, c_acc, gives, False, True)
                         if alpha < value < beta:
                             pv_table[1] = ()
-                            value = -alphabeta(-beta, -alpha, new_depth, 1, c_mg, c_eg, c_phase, gives, True, True)
+                            value = -alphabeta(-beta, -alpha, new_depth, 1, c_mg, c_eg, c_phase, c_acc, gives, True, True)
                     pop()
                     if value > best:
                         best = value

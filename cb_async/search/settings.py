@@ -1,4 +1,4 @@
-"""The options a search needs besides its limits: book, tablebases and strength level.
+"""The options a search needs besides its limits: book, tablebases, strength level, evaluation.
 
 The session builds one from its options for every search; it travels to the worker process
 inside the `SearchRequest` (small and picklable), where `cb_async.search.sources` decides
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from cb_async.search.network import DEFAULT_EVAL_FILE
 
 from cb_async.search.levels import DEFAULT_ELO, MAX_ELO, MIN_ELO
 
@@ -23,6 +25,8 @@ class SearchSettings:
     elo: int = 1500
     #: Search processes (Lazy SMP): the main search and `threads - 1` helpers.
     threads: int = 1
+    #: The learned evaluation's net file: "" for the built-in net, "none" for none.
+    eval_file: str = DEFAULT_EVAL_FILE
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> SearchSettings:
@@ -34,6 +38,7 @@ class SearchSettings:
             limit_strength=bool(options.get("UCI_LimitStrength", False)),
             elo=level_elo(options),
             threads=int(options.get("Threads", 1)),
+            eval_file=options.get("EvalFile", DEFAULT_EVAL_FILE) or "",
         )
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Sequence
 
 import chess
 
-from cb_async.search import book, tablebase
+from cb_async.search import book, network, tablebase
 from cb_async.search.levels import level_for
 from cb_async.limits import Limits
 from cb_async.results import Score, SearchInfo, SearchResult, Source
@@ -41,6 +41,8 @@ class MoveSources:
         self.rng = random.Random(seed)
         self._tables_path: str | None = None
         self._tables: tablebase.Tables | None = None
+        self._network_file = network.DEFAULT_EVAL_FILE
+        self._network = network.resolve(network.DEFAULT_EVAL_FILE)
 
     def tables(self, path: str) -> tablebase.Tables | None:
         """The open tables of `path`, opened on first use and kept until the path changes."""
@@ -50,6 +52,21 @@ class MoveSources:
             self._tables_path = path
             self._tables = tablebase.open_tables(path) if path else None
         return self._tables
+
+    def network(self, eval_file: str) -> network.Network | None:
+        """The net of `eval_file` (see `network.resolve`), read on first use and kept until the
+        option changes. The session checked the file when the option was set; one that went bad
+        since is reported as the search's failure, not replaced by another evaluation."""
+        if eval_file != self._network_file:
+            self._network = network.resolve(eval_file)
+            self._network_file = eval_file
+        return self._network
+
+    def _evaluate_with(self, net: network.Network | None) -> None:
+        """Give the searcher `net`, forgetting what its table learnt with another evaluation."""
+        if self.searcher.network is not net:
+            self.searcher.network = net
+            self.searcher.new_game()
 
     def search(
         self,
@@ -69,6 +86,11 @@ class MoveSources:
                 return _direct(move, board, Score(cp=0), "book", start)
         tables = self.tables(settings.syzygy_path)
         self.searcher.tablebase = tables
+        # A strength level plays with the hand-written evaluation alone: its node and depth caps
+        # and its noise were calibrated with it (docs/levels.md), and a stronger evaluation would
+        # move every label.
+        level_search = settings.limit_strength and not analysis
+        self._evaluate_with(None if level_search else self.network(settings.eval_file))
         if tables is not None and tables.usable(board):
             ranked = tablebase.rank_root_moves(tables, board)
             if ranked:
@@ -102,6 +124,7 @@ class MoveSources:
         if settings.limit_strength and not limits.infinite:
             return
         self.searcher.tablebase = self.tables(settings.syzygy_path)
+        self._evaluate_with(self.network(settings.eval_file))
         self.searcher.search(board, history, limits.replace(multipv=1), stop, None, helper)
 
     def _search(
