@@ -48,6 +48,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                               "check any UCI or XBoard engine against the GUI habits that break engines"),
     "lichess-engine": Subcommand("cb_async.lichess.command",
                                  "serve cb-async (or any UCI engine) to Lichess's analysis board"),
+    "eval-data": Subcommand("cb_async.training.data", "make the learned evaluation's training set: games labelled by Stockfish"),
+    "eval-train": Subcommand("cb_async.training.train", "train the learned evaluation on eval-data files (needs the train extra)"),
     "cnp-schema": Subcommand("cb_async.tools.cnp_schema", "print the JSON Schema of CNP, the Chess Node Protocol"),
 }
 

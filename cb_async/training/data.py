@@ -1,0 +1,316 @@
+"""`cb-async eval-data`: the learned evaluation's training set, made here from a seed.
+
+Games of Stockfish against itself at a fixed node budget, each from one of the 64 balanced
+openings (`cb_async/data/openings.epd`) followed by a few random plies, with now and then a
+random move inside the game, so that the set holds the lopsided positions a search walks
+through as well as the balanced ones a game is made of. Every position of a game is searched
+by Stockfish to choose its move, and that search's score is the position's label: the game
+and its labels come from the same work. A position is kept only when it is quiet (not in
+check, and Stockfish's best move is neither a capture nor a promotion), since a static
+evaluation is asked about quiet positions and a capture's value belongs to the search.
+
+Game `i` depends only on the seed and `i` (its random choices come from `Random(f"{seed}:{i}")`,
+and Stockfish at a fixed node budget with one thread and a cleared table is deterministic), so
+the set is the same however many workers make it and in whatever order they finish.
+
+The output is a journal, as batch analysis keeps one: a JSON header naming the job, then one
+line per finished game, written with a single `write` to an append-only descriptor. A run that
+is interrupted leaves at most one torn last line, which the next run with the same job drops;
+it then plays only the games that are missing. A file made for another job is refused.
+
+Each worker is a thread driving its own Stockfish process by UCI lines (the Python side of a
+move is a few tens of microseconds against milliseconds of search, so threads keep both cores
+busy with Stockfish); the main thread alone writes the file and prints progress.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import chess
+
+from cb_async.cli import UsageError, whole_number
+
+FORMAT = 1
+#: Stockfish's nodes per move by default: about depth 9, a few milliseconds a move.
+DEFAULT_NODES = 5000
+#: Random plies after the opening line, drawn uniformly from this range.
+RANDOM_PLIES = (2, 8)
+#: The chance that a move inside the game is a random legal one instead of Stockfish's.
+RANDOM_MOVE_RATE = 0.04
+#: A game stops when Stockfish's score stays beyond this for `ADJUDICATE_PLIES` plies...
+ADJUDICATE_CP = 2000
+ADJUDICATE_PLIES = 4
+#: ...or at this many plies (scored a draw).
+MAX_PLIES = 300
+#: Labels beyond this are left out (a won position's exact size says little).
+MAX_LABEL_CP = 3000
+
+
+def default_cache() -> Path:
+    """Where data lives unless told: outside the repository, in the user's cache folder."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cb-async" / "eval-data"
+
+
+def openings() -> list[str]:
+    text = resources.files("cb_async").joinpath("data/openings.epd").read_text(encoding="utf-8")
+    return [" ".join(line.split()[:4]) + " 0 1" for line in text.splitlines() if line and not line.startswith("#")]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What makes a data set: equal jobs make equal games."""
+
+    seed: int
+    nodes: int
+    engine: str
+
+    def header(self, engine_name: str) -> dict[str, object]:
+        return {"eval-data": FORMAT, "seed": self.seed, "nodes": self.nodes, "engine": engine_name}
+
+
+class StockfishDriver:
+    """One UCI engine process, driven by lines: `search(fen)` -> (score cp or None, best move)."""
+
+    def __init__(self, command: str, nodes: int) -> None:
+        self.nodes = nodes
+        self.process = subprocess.Popen(
+            [command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, bufsize=1,
+        )
+        self.name = ""
+        self._send("uci")
+        for line in self._lines_until("uciok"):
+            if line.startswith("id name "):
+                self.name = line[8:].strip()
+        self._send("setoption name Threads value 1")
+        self._send("setoption name Hash value 16")
+
+    def _send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+
+    def _lines_until(self, word: str) -> list[str]:
+        assert self.process.stdout is not None
+        lines = []
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the engine ended while we waited for '{word}'")
+            lines.append(line)
+            if line.startswith(word):
+                return lines
+
+    def new_game(self) -> None:
+        self._send("ucinewgame")
+        self._send("isready")
+        self._lines_until("readyok")
+
+    def search(self, fen: str) -> tuple[int | None, int | None, str]:
+        """Stockfish's last full score of `fen` (centipawns or moves to mate, side to move; the
+        other one None) and its best move."""
+        self._send(f"position fen {fen}")
+        self._send(f"go nodes {self.nodes}")
+        cp: int | None = None
+        mate: int | None = None
+        for line in self._lines_until("bestmove"):
+            if line.startswith("bestmove"):
+                return cp, mate, line.split()[1]
+            words = line.split()
+            if words[:1] == ["info"] and "score" in words and "lowerbound" not in words and "upperbound" not in words:
+                at = words.index("score")
+                kind, value = words[at + 1], int(words[at + 2])
+                cp, mate = (value, None) if kind == "cp" else (None, value)
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        try:
+            self._send("quit")
+            self.process.stdin.close()  # type: ignore[union-attr]
+            self.process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
+        finally:
+            self.process.stdout.close()  # type: ignore[union-attr]
+
+
+def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str]) -> dict[str, object]:
+    """Game `index` of the set: its kept positions (FEN, label) and its result for White."""
+    rng = random.Random(f"{seed}:{index}")
+    board = chess.Board(rng.choice(lines))
+    for _ in range(rng.randint(*RANDOM_PLIES)):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(rng.choice(moves))
+    driver.new_game()
+    kept: list[tuple[str, int]] = []
+    decisive = 0
+    result = 0.5
+    plies = 0
+    while True:
+        outcome = board.outcome(claim_draw=False)
+        if outcome is not None:
+            result = 0.5 if outcome.winner is None else float(outcome.winner)
+            break
+        if board.is_repetition(3) or board.halfmove_clock >= 100 or plies >= MAX_PLIES:
+            break
+        fen = board.fen()
+        score, mate, best = driver.search(fen)
+        move = chess.Move.from_uci(best)
+        if score is not None and abs(score) <= MAX_LABEL_CP and not board.is_check() and not (
+            board.is_capture(move) or move.promotion
+        ):
+            kept.append((fen, score))
+        # A side Stockfish sees winning by far (or mating) for a few plies running has won.
+        winning = mate if mate is not None else score if score is not None and abs(score) >= ADJUDICATE_CP else 0
+        if winning:
+            decisive += 1
+            if decisive >= ADJUDICATE_PLIES:
+                result = float((winning > 0) == board.turn)
+                break
+        else:
+            decisive = 0
+        if rng.random() < RANDOM_MOVE_RATE:
+            move = rng.choice(list(board.legal_moves))
+        board.push(move)
+        plies += 1
+    return {"game": index, "result": result, "positions": kept}
+
+
+class DataFile:
+    """The journal: header, then one JSON line per game; `open` returns the games it holds."""
+
+    def __init__(self, path: Path, header: dict[str, object]) -> None:
+        self.path = path
+        self.header = header
+        self._fd = -1
+
+    def open(self) -> set[int]:
+        done: set[int] = set()
+        if self.path.exists():
+            data = self.path.read_bytes()
+            lines = data.split(b"\n")
+            try:
+                found = json.loads(lines[0])
+            except ValueError:
+                found = None
+            if found != self.header:
+                raise UsageError(f"{self.path} was made by another job ({found}); "
+                                 "use another --out or the same seed, nodes and engine")
+            good_end = len(lines[0]) + 1
+            for line in lines[1:]:
+                if not line:
+                    break
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    break  # a torn last line: dropped, its game played again
+                done.add(int(record["game"]))
+                good_end += len(line) + 1
+            self._fd = os.open(self.path, os.O_WRONLY)
+            os.ftruncate(self._fd, min(good_end, len(data)))
+            os.lseek(self._fd, 0, os.SEEK_END)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            os.write(self._fd, (json.dumps(self.header) + "\n").encode())
+        return done
+
+    def append(self, record: dict[str, object]) -> None:
+        os.write(self._fd, (json.dumps(record, separators=(",", ":")) + "\n").encode())
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = -1
+
+
+def generate(job: Job, out: Path, games: int, workers: int, progress: bool = True) -> int:
+    """Make games 0 .. games-1 of `job` into `out`, skipping those it already holds; return the
+    number of positions the file holds at the end."""
+    probe = StockfishDriver(job.engine, job.nodes)
+    data = DataFile(out, job.header(probe.name))
+    probe.close()
+    done = data.open()
+    todo = [index for index in range(games) if index not in done]
+    lines = openings()
+    results: queue.Queue[dict[str, object] | BaseException] = queue.Queue()
+    next_index = iter(todo)
+    lock = threading.Lock()
+
+    def work() -> None:
+        driver = StockfishDriver(job.engine, job.nodes)
+        try:
+            while True:
+                with lock:
+                    index = next(next_index, None)
+                if index is None:
+                    return
+                results.put(play_game(driver, job.seed, index, lines))
+        except BaseException as error:  # reported by the main thread
+            results.put(error)
+        finally:
+            driver.close()
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    start = time.monotonic()
+    positions = 0
+    finished = 0
+    last_report = 0.0
+    try:
+        while finished < len(todo):
+            record = results.get()
+            if isinstance(record, BaseException):
+                raise record
+            data.append(record)
+            finished += 1
+            positions += len(record["positions"])  # type: ignore[arg-type]
+            now = time.monotonic()
+            if progress and (now - last_report > 10 or finished == len(todo)):
+                last_report = now
+                rate = positions / max(now - start, 1e-9)
+                print(f"eval-data: {len(done) + finished}/{games} games, {positions} new positions, "
+                      f"{rate:.0f} positions/s", file=sys.stderr, flush=True)
+    finally:
+        data.close()
+    return positions
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=1, help="the set's seed (default: 1)")
+    parser.add_argument("--games", type=whole_number(1), default=1000, help="games to play (default: 1000)")
+    parser.add_argument("--nodes", type=whole_number(1), default=DEFAULT_NODES,
+                        help=f"Stockfish's nodes per move and label (default: {DEFAULT_NODES})")
+    parser.add_argument("--workers", type=whole_number(1), default=os.cpu_count() or 1,
+                        help="Stockfish processes at once (default: one per core)")
+    parser.add_argument("--engine", default="stockfish", help="the labelling engine's command (default: stockfish)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="the data file (default: seed-S-nodes-N.jsonl in the user's cache folder)")
+
+
+def run(args: argparse.Namespace) -> int:
+    engine = shutil.which(args.engine) or shutil.which(args.engine, path="/usr/games")
+    if engine is None:
+        raise UsageError(f"--engine: no command '{args.engine}' (Debian: apt-get install stockfish)")
+    out = args.out or default_cache() / f"seed-{args.seed}-nodes-{args.nodes}.jsonl"
+    print(f"eval-data: writing {out}", file=sys.stderr)
+    generate(Job(args.seed, args.nodes, engine), out, args.games, args.workers)
+    return 0

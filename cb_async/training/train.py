@@ -1,0 +1,255 @@
+"""`cb-async eval-train`: train the evaluation's correction net on `eval-data` files, on the CPU.
+
+Needs the `train` extra (PyTorch and NumPy); the engine that plays with the result does not.
+
+What is learnt: the difference between Stockfish's score and cb-async's own hand-written
+evaluation, measured where it matters for play, in win probability: the loss is the mean of
+|sigmoid(pred / K) - sigmoid(label / K)|^POWER with pred = cb-async's evaluation + the net's
+correction (both for the side to move), so a mistake of 50 centipawns in a level position costs
+far more than one in a won one. Games are split, not positions, into training and validation
+(every `--holdout`th game), so the validation loss is measured on games the net never saw.
+
+The inputs of every position (its two sides' active features and cb-async's evaluation) are
+prepared once and cached beside the data, keyed by the data files' hash; the float net is saved
+as JSON and packed into a net file by `pack.build`, whose header records the data, the seed,
+the label budget and this command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import chess
+
+from cb_async.cli import UsageError, whole_number
+from cb_async.search.evaluation import blend, evaluate_from_scratch
+from cb_async.search.network import FEATURES, dumps, features
+from cb_async.training.pack import FloatNet, build
+
+#: The logistic's scale: centipawns at which the expected score is about 73%.
+SCALE = 200.0
+POWER = 2.5
+#: The correction is clipped to this in play. The trained nets' corrections stay well inside it
+#: (99% of held-out positions within about 110 cp, the largest seen 132), and the search skips
+#: the net where even a correction this large could not change a cut-off (`qsearch`), so a
+#: tighter clip saves work.
+CLAMP = 200
+#: At most this many pieces on a board: the width of a position's feature list.
+SLOTS = 32
+
+
+def data_hash(paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def prepare(paths: list[Path], holdout: int, cache: Path | None) -> dict[str, Any]:
+    """Arrays of every position: both sides' features (side to move first), cb-async's own
+    evaluation, the label, the game's result for the side to move, and which are held out."""
+    import numpy as np
+
+    digest = data_hash(paths)
+    if cache is not None:
+        cached = cache / f"prepared-{digest[:16]}-h{holdout}.npz"
+        if cached.exists():
+            loaded = np.load(cached)
+            return {key: loaded[key] for key in loaded.files} | {"hash": digest, "headers": _headers(paths)}
+    us_rows: list[list[int]] = []
+    them_rows: list[list[int]] = []
+    own: list[int] = []
+    labels: list[int] = []
+    results: list[float] = []
+    held: list[bool] = []
+    game_count = 0
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            handle.readline()
+            for line in handle:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    break
+                game = int(record["game"])
+                game_count += 1
+                white_result = float(record["result"])
+                for fen, label in record["positions"]:
+                    board = chess.Board(fen)
+                    mg, eg, phase = evaluate_from_scratch(board)
+                    us = features(board, board.turn)
+                    them = features(board, not board.turn)
+                    us_rows.append(us + [FEATURES] * (SLOTS - len(us)))
+                    them_rows.append(them + [FEATURES] * (SLOTS - len(them)))
+                    own.append(blend(board, mg, eg, phase))
+                    labels.append(label)
+                    results.append(white_result if board.turn else 1.0 - white_result)
+                    held.append(game % holdout == 0)
+    arrays = {
+        "us": np.array(us_rows, dtype=np.int64),
+        "them": np.array(them_rows, dtype=np.int64),
+        "own": np.array(own, dtype=np.float32),
+        "label": np.array(labels, dtype=np.float32),
+        "result": np.array(results, dtype=np.float32),
+        "held": np.array(held, dtype=bool),
+        "games": np.array(game_count),
+    }
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        np.savez(cache / f"prepared-{digest[:16]}-h{holdout}.npz", **arrays)
+    return arrays | {"hash": digest, "headers": _headers(paths)}
+
+
+def _headers(paths: list[Path]) -> list[dict[str, Any]]:
+    headers = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            headers.append(json.loads(handle.readline()))
+    return headers
+
+
+def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float, seed: int,
+          limit: int | None, result_weight: float, log: Any = sys.stderr) -> tuple[FloatNet, list[tuple[int, float, float]]]:
+    """Fit the net; return it and the curve (epoch, training loss, validation loss)."""
+    import numpy as np
+    import torch
+
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    train_index = np.flatnonzero(~data["held"])
+    valid_index = np.flatnonzero(data["held"])
+    if limit is not None:
+        train_index = rng.permutation(train_index)[:limit]
+    tensors = {key: torch.from_numpy(data[key]) for key in ("us", "them", "own", "label", "result")}
+
+    embedding = torch.nn.EmbeddingBag(FEATURES + 1, units, mode="sum", padding_idx=FEATURES)
+    with torch.no_grad():
+        embedding.weight.normal_(0.0, 0.02)
+        embedding.weight[FEATURES].zero_()
+    bias = torch.nn.Parameter(torch.full((units,), 0.5))
+    out = torch.nn.Parameter(torch.randn(units) * 2.0)
+    parameters = [embedding.weight, bias, out]
+    optimiser = torch.optim.Adam(parameters, lr=rate)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=max(epochs, 1))
+
+    def predict(index: Any) -> Any:
+        a_us = embedding(tensors["us"][index]) + bias
+        a_them = embedding(tensors["them"][index]) + bias
+        correction = ((a_us.clamp(0.0, 1.0) - a_them.clamp(0.0, 1.0)) * out).sum(dim=1)
+        return tensors["own"][index] + correction
+
+    def loss_of(index: Any) -> Any:
+        target = torch.sigmoid(tensors["label"][index] / SCALE)
+        if result_weight:
+            target = (1.0 - result_weight) * target + result_weight * tensors["result"][index]
+        return (torch.sigmoid(predict(index) / SCALE) - target).abs().pow(POWER).mean()
+
+    def validation() -> float:
+        with torch.no_grad():
+            total = 0.0
+            for start in range(0, len(valid_index), 65536):
+                part = torch.from_numpy(valid_index[start:start + 65536])
+                total += float(loss_of(part)) * len(part)
+            return total / max(len(valid_index), 1)
+
+    curve = [(0, float("nan"), validation())]
+    print(f"eval-train: {len(train_index)} training and {len(valid_index)} validation positions, "
+          f"{units} units; validation loss before: {curve[0][2]:.6f}", file=log, flush=True)
+    for epoch in range(1, epochs + 1):
+        started = time.monotonic()
+        order = torch.from_numpy(rng.permutation(train_index))
+        total = 0.0
+        for start in range(0, len(order), batch):
+            part = order[start:start + batch]
+            optimiser.zero_grad()
+            loss = loss_of(part)
+            loss.backward()
+            optimiser.step()
+            with torch.no_grad():
+                embedding.weight[FEATURES].zero_()
+            total += float(loss) * len(part)
+        schedule.step()
+        curve.append((epoch, total / max(len(order), 1), validation()))
+        print(f"eval-train: epoch {epoch}: training {curve[-1][1]:.6f}, validation {curve[-1][2]:.6f} "
+              f"({time.monotonic() - started:.0f} s)", file=log, flush=True)
+    w = embedding.weight.detach()[:FEATURES].tolist()
+    return FloatNet(w, bias.detach().tolist(), out.detach().tolist()), curve
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", type=Path, nargs="+", help="eval-data files")
+    parser.add_argument("--out", type=Path, required=True, help="the net file to write")
+    parser.add_argument("--units", type=whole_number(1, 512), default=64, help="hidden units (default: 64)")
+    parser.add_argument("--epochs", type=whole_number(1), default=12, help="passes over the data (default: 12)")
+    parser.add_argument("--batch", type=whole_number(1), default=4096, help="positions a step (default: 4096)")
+    parser.add_argument("--rate", type=float, default=2e-3, help="Adam's learning rate (default: 0.002)")
+    parser.add_argument("--seed", type=int, default=1, help="the training seed (default: 1)")
+    parser.add_argument("--holdout", type=whole_number(2), default=20,
+                        help="every Nth game is held out for validation (default: 20)")
+    parser.add_argument("--limit", type=whole_number(1), default=None, help="train on at most this many positions")
+    parser.add_argument("--result-weight", type=float, default=0.0,
+                        help="the share of the game's result in the target, 0 to 1 (default: 0)")
+    parser.add_argument("--float", type=Path, default=None, metavar="FILE",
+                        help="also write the trained net in floats (JSON), the reference the packed net is checked against")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="keep the prepared inputs in this folder (default: beside the first data file)")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import numpy  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError:
+        raise UsageError("training needs PyTorch and NumPy: pip install 'cb-async[train]'") from None
+    for path in args.data:
+        if not path.is_file():
+            raise UsageError(f"no data file {path}")
+    started = time.monotonic()
+    data = prepare(list(args.data), args.holdout, args.cache or args.data[0].parent)
+    prepared = time.monotonic()
+    print(f"eval-train: {len(data['label'])} positions prepared in {prepared - started:.0f} s", file=sys.stderr)
+    net, curve = train(data, args.units, args.epochs, args.batch, args.rate, args.seed, args.limit, args.result_weight)
+    network = build(net, CLAMP)
+    headers = data["headers"]
+    header = {
+        "data": "cb-async eval-data " + "; ".join(f"--seed {h['seed']} --nodes {h['nodes']}" for h in headers)
+                + f" ({int(data['games'])} games)",
+        "labels": "; ".join(f"{h['engine']} at {h['nodes']} nodes" for h in headers),
+        "data-sha256": data["hash"],
+        "positions": str(int((~data["held"]).sum()) if args.limit is None else min(args.limit, int((~data["held"]).sum()))),
+        "train": training_command(args),
+        "validation-loss": f"{curve[-1][2]:.6f}",
+    }
+    args.out.write_text(dumps(network.weights, header), encoding="utf-8")
+    if args.float is not None:
+        args.float.write_text(json.dumps({"w": net.w, "b": net.b, "v": net.v}))
+    print(f"eval-train: wrote {args.out} ({network.weights.units} units, shift {network.shift}) "
+          f"in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+def training_command(args: argparse.Namespace) -> str:
+    """The command that trains this net again (the data files by name: their hash is recorded)."""
+    words = ["cb-async", "eval-train", *(path.name for path in args.data), "--units", str(args.units),
+             "--epochs", str(args.epochs), "--batch", str(args.batch), "--rate", str(args.rate),
+             "--seed", str(args.seed), "--holdout", str(args.holdout)]
+    if args.limit is not None:
+        words += ["--limit", str(args.limit)]
+    if args.result_weight:
+        words += ["--result-weight", str(args.result_weight)]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def float_net(path: Path) -> FloatNet:
+    record = json.loads(path.read_text())
+    return FloatNet(record["w"], record["b"], record["v"])
+
