@@ -157,7 +157,7 @@ def lane_bounds(weights: Weights) -> list[tuple[int, int]]:
 def _best(columns: list[tuple[int, int, list[int]]], total: int, reverse: bool) -> int:
     """The largest (or, without `reverse`, smallest) sum of at most `total` values, at most `cap`
     from each column, counting only values that help (positive for the largest)."""
-    pool = []
+    pool: list[int] = []
     for _, cap, column in columns:
         chosen = column[-cap:] if reverse else column[:cap]
         pool.extend(value for value in chosen if (value > 0 if reverse else value < 0))

@@ -21,6 +21,7 @@ from collections.abc import Callable, Hashable, Sequence
 import chess
 
 from cb_async.search import book, network, tablebase
+from cb_async.search.network import Network
 from cb_async.search.levels import level_for
 from cb_async.limits import Limits
 from cb_async.results import Score, SearchInfo, SearchResult, Source
@@ -42,7 +43,7 @@ class MoveSources:
         self._tables_path: str | None = None
         self._tables: tablebase.Tables | None = None
         self._network_file = network.DEFAULT_EVAL_FILE
-        self._network = network.resolve(network.DEFAULT_EVAL_FILE)
+        self._network: Network | None = network.resolve(network.DEFAULT_EVAL_FILE)
 
     def tables(self, path: str) -> tablebase.Tables | None:
         """The open tables of `path`, opened on first use and kept until the path changes."""
@@ -53,7 +54,7 @@ class MoveSources:
             self._tables = tablebase.open_tables(path) if path else None
         return self._tables
 
-    def network(self, eval_file: str) -> network.Network | None:
+    def network(self, eval_file: str) -> Network | None:
         """The net of `eval_file` (see `network.resolve`), read on first use and kept until the
         option changes. The session checked the file when the option was set; one that went bad
         since is reported as the search's failure, not replaced by another evaluation."""
@@ -62,7 +63,7 @@ class MoveSources:
             self._network_file = eval_file
         return self._network
 
-    def _evaluate_with(self, net: network.Network | None) -> None:
+    def _evaluate_with(self, net: Network | None) -> None:
         """Give the searcher `net`, forgetting what its table learnt with another evaluation."""
         if self.searcher.network is not net:
             self.searcher.network = net

@@ -35,6 +35,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -77,9 +78,16 @@ class Job:
     seed: int
     nodes: int
     engine: str
+    #: Who chooses the moves: 0 for Stockfish (its labelling search), N for cb-async's own
+    #: search at N nodes a move (hand-written evaluation), so that the set holds the positions
+    #: cb-async's games reach, labelled by Stockfish all the same.
+    player_nodes: int = 0
 
     def header(self, engine_name: str) -> dict[str, object]:
-        return {"eval-data": FORMAT, "seed": self.seed, "nodes": self.nodes, "engine": engine_name}
+        header: dict[str, object] = {"eval-data": FORMAT, "seed": self.seed, "nodes": self.nodes, "engine": engine_name}
+        if self.player_nodes:
+            header["player"] = f"cb-async at {self.player_nodes} nodes"
+        return header
 
 
 class StockfishDriver:
@@ -148,8 +156,10 @@ class StockfishDriver:
             self.process.stdout.close()  # type: ignore[union-attr]
 
 
-def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str]) -> dict[str, object]:
-    """Game `index` of the set: its kept positions (FEN, label) and its result for White."""
+def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str],
+              player: Callable[[chess.Board], chess.Move] | None = None) -> dict[str, object]:
+    """Game `index` of the set: its kept positions (FEN, label) and its result for White.
+    `player` chooses the moves (None: Stockfish's labelling search does)."""
     rng = random.Random(f"{seed}:{index}")
     board = chess.Board(rng.choice(lines))
     for _ in range(rng.randint(*RANDOM_PLIES)):
@@ -187,6 +197,8 @@ def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str]) 
             decisive = 0
         if rng.random() < RANDOM_MOVE_RATE:
             move = rng.choice(list(board.legal_moves))
+        elif player is not None:
+            move = player(board)
         board.push(move)
         plies += 1
     return {"game": index, "result": result, "positions": kept}
@@ -241,6 +253,22 @@ class DataFile:
             self._fd = -1
 
 
+def cb_async_player(nodes: int) -> Callable[[chess.Board], chess.Move]:
+    """cb-async's own search at `nodes` a move, with the hand-written evaluation."""
+    from cb_async.limits import Limits
+    from cb_async.search import Searcher, StopToken
+
+    searcher = Searcher(hash_mb=8)
+    searcher.network = None
+
+    def choose(board: chess.Board) -> chess.Move:
+        move = searcher.search(board, (), Limits(nodes=nodes), StopToken()).best_move
+        assert move is not None
+        return move
+
+    return choose
+
+
 def generate(job: Job, out: Path, games: int, workers: int, progress: bool = True) -> int:
     """Make games 0 .. games-1 of `job` into `out`, skipping those it already holds; return the
     number of positions the file holds at the end."""
@@ -256,13 +284,14 @@ def generate(job: Job, out: Path, games: int, workers: int, progress: bool = Tru
 
     def work() -> None:
         driver = StockfishDriver(job.engine, job.nodes)
+        player = cb_async_player(job.player_nodes) if job.player_nodes else None
         try:
             while True:
                 with lock:
                     index = next(next_index, None)
                 if index is None:
                     return
-                results.put(play_game(driver, job.seed, index, lines))
+                results.put(play_game(driver, job.seed, index, lines, player))
         except BaseException as error:  # reported by the main thread
             results.put(error)
         finally:
@@ -301,6 +330,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"Stockfish's nodes per move and label (default: {DEFAULT_NODES})")
     parser.add_argument("--workers", type=whole_number(1), default=os.cpu_count() or 1,
                         help="Stockfish processes at once (default: one per core)")
+    parser.add_argument("--player-nodes", type=whole_number(0), default=0, metavar="N",
+                        help="cb-async's own search chooses the moves at N nodes (default: 0, Stockfish does)")
     parser.add_argument("--engine", default="stockfish", help="the labelling engine's command (default: stockfish)")
     parser.add_argument("--out", type=Path, default=None,
                         help="the data file (default: seed-S-nodes-N.jsonl in the user's cache folder)")
@@ -310,7 +341,8 @@ def run(args: argparse.Namespace) -> int:
     engine = shutil.which(args.engine) or shutil.which(args.engine, path="/usr/games")
     if engine is None:
         raise UsageError(f"--engine: no command '{args.engine}' (Debian: apt-get install stockfish)")
-    out = args.out or default_cache() / f"seed-{args.seed}-nodes-{args.nodes}.jsonl"
+    player = f"-player-{args.player_nodes}" if args.player_nodes else ""
+    out = args.out or default_cache() / f"seed-{args.seed}-nodes-{args.nodes}{player}.jsonl"
     print(f"eval-data: writing {out}", file=sys.stderr)
-    generate(Job(args.seed, args.nodes, engine), out, args.games, args.workers)
+    generate(Job(args.seed, args.nodes, engine, args.player_nodes), out, args.games, args.workers)
     return 0

@@ -125,8 +125,10 @@ def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    train_index = np.flatnonzero(~data["held"])
-    valid_index = np.flatnonzero(data["held"])
+    transfer = data.get("transfer", np.zeros(len(data["held"]), dtype=bool))
+    train_index = np.flatnonzero(~data["held"] & ~transfer)
+    valid_index = np.flatnonzero(data["held"] & ~transfer)
+    transfer_index = np.flatnonzero(transfer)
     if limit is not None:
         train_index = rng.permutation(train_index)[:limit]
     tensors = {key: torch.from_numpy(data[key]) for key in ("us", "them", "own", "label", "result")}
@@ -153,17 +155,20 @@ def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float
             target = (1.0 - result_weight) * target + result_weight * tensors["result"][index]
         return (torch.sigmoid(predict(index) / SCALE) - target).abs().pow(POWER).mean()
 
-    def validation() -> float:
+    def validation(index: Any = valid_index) -> float:
         with torch.no_grad():
             total = 0.0
-            for start in range(0, len(valid_index), 65536):
-                part = torch.from_numpy(valid_index[start:start + 65536])
+            for start in range(0, len(index), 65536):
+                part = torch.from_numpy(index[start:start + 65536])
                 total += float(loss_of(part)) * len(part)
-            return total / max(len(valid_index), 1)
+            return total / max(len(index), 1)
+
+    def transfer_text() -> str:
+        return f", transfer {validation(transfer_index):.6f}" if len(transfer_index) else ""
 
     curve = [(0, float("nan"), validation())]
     print(f"eval-train: {len(train_index)} training and {len(valid_index)} validation positions, "
-          f"{units} units; validation loss before: {curve[0][2]:.6f}", file=log, flush=True)
+          f"{units} units; validation loss before: {curve[0][2]:.6f}{transfer_text()}", file=log, flush=True)
     for epoch in range(1, epochs + 1):
         started = time.monotonic()
         order = torch.from_numpy(rng.permutation(train_index))
@@ -179,7 +184,7 @@ def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float
             total += float(loss) * len(part)
         schedule.step()
         curve.append((epoch, total / max(len(order), 1), validation()))
-        print(f"eval-train: epoch {epoch}: training {curve[-1][1]:.6f}, validation {curve[-1][2]:.6f} "
+        print(f"eval-train: epoch {epoch}: training {curve[-1][1]:.6f}, validation {curve[-1][2]:.6f}{transfer_text()} "
               f"({time.monotonic() - started:.0f} s)", file=log, flush=True)
     w = embedding.weight.detach()[:FEATURES].tolist()
     return FloatNet(w, bias.detach().tolist(), out.detach().tolist()), curve
@@ -200,6 +205,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the share of the game's result in the target, 0 to 1 (default: 0)")
     parser.add_argument("--float", type=Path, default=None, metavar="FILE",
                         help="also write the trained net in floats (JSON), the reference the packed net is checked against")
+    parser.add_argument("--validate", type=Path, nargs="+", default=None, metavar="FILE",
+                        help="eval-data files of another kind to report the loss on too (never trained on)")
     parser.add_argument("--cache", type=Path, default=None,
                         help="keep the prepared inputs in this folder (default: beside the first data file)")
 
@@ -215,17 +222,28 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"no data file {path}")
     started = time.monotonic()
     data = prepare(list(args.data), args.holdout, args.cache or args.data[0].parent)
+    if args.validate:
+        # Positions of another kind (cb-async's own games, say), never trained on: how well
+        # what the net learnt carries over to them.
+        import numpy as np
+
+        other = prepare(list(args.validate), args.holdout, args.cache or args.data[0].parent)
+        size = len(data["label"])
+        for key in ("us", "them", "own", "label", "result", "held"):
+            data[key] = np.concatenate([data[key], other[key]])
+        data["transfer"] = np.arange(len(data["label"])) >= size
     prepared = time.monotonic()
     print(f"eval-train: {len(data['label'])} positions prepared in {prepared - started:.0f} s", file=sys.stderr)
     net, curve = train(data, args.units, args.epochs, args.batch, args.rate, args.seed, args.limit, args.result_weight)
     network = build(net, CLAMP)
     headers = data["headers"]
+    trained = int((~data["held"] & ~data.get("transfer", data["held"] & False)).sum())
     header = {
         "data": "cb-async eval-data " + "; ".join(f"--seed {h['seed']} --nodes {h['nodes']}" for h in headers)
                 + f" ({int(data['games'])} games)",
         "labels": "; ".join(f"{h['engine']} at {h['nodes']} nodes" for h in headers),
         "data-sha256": data["hash"],
-        "positions": str(int((~data["held"]).sum()) if args.limit is None else min(args.limit, int((~data["held"]).sum()))),
+        "positions": str(min(args.limit or trained, trained)),
         "train": training_command(args),
         "validation-loss": f"{curve[-1][2]:.6f}",
     }
