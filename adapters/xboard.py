@@ -723,6 +723,8 @@ class XBoardAdapter:
                 return [f"# {' '.join(message.split())}"], []
             case OptionError(message=message):
                 return [f"tellusererror {' '.join(message.split())}"], []
+            case Message(text=text, quiet=True):
+                return [f"# {' '.join(text.split())}"], []
             case Message(text=text):
                 return [f"telluser {' '.join(text.split())}"], []
             case BookEntries(moves=moves, board=board):

@@ -138,6 +138,9 @@ class Message:
     """Free text for the user (UCI `info string`)."""
 
     text: str
+    #: For the record rather than the user's attention (how the engine kept a deadline, say):
+    #: XBoard shows `telluser` in a dialog, so there it is a `#` line, which XBoard only logs.
+    quiet: bool = False
 
 
 @dataclass(frozen=True, slots=True)

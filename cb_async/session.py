@@ -558,9 +558,9 @@ class Session:
         fallback = self._fallback(search)
         if replaced:
             self._emit(Message(f"the search process did not answer {int(STALL_GRACE * 1000)} ms {when}: "
-                               f"answered with {fallback.source} and started a new one"))
+                               f"answered with {fallback.source} and started a new one", quiet=True))
         else:
-            self._emit(Message(f"the search process was still starting: answered with {fallback.source}"))
+            self._emit(Message(f"the search process was still starting: answered with {fallback.source}", quiet=True))
         return fallback.result
 
     def _fallback(self, search: RunningSearch) -> Fallback:

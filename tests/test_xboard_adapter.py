@@ -16,7 +16,7 @@ from cb_async.commands import (
     Cancel, Emit, Go, Identify, IsReady, NewGame, PonderHit, Quit, SetOptions, Stop,
 )
 from cb_async.events import (
-    SearchKindChanged, BestMove, Identity, Info, OptionError, Ready, SearchCancelled,
+    SearchKindChanged, BestMove, Identity, Info, Message, OptionError, Ready, SearchCancelled,
 )
 from cb_async.framing import TooLong
 from cb_async.limits import Limits
@@ -615,3 +615,13 @@ def test_a_rating_of_zero_or_junk_is_an_unknown_rating_never_an_error() -> None:
         commands = feed(adapter, line)
         assert said(commands) == []
         assert opponent_values(commands) == [""]
+
+
+def test_a_note_for_the_record_is_a_comment_line_and_a_message_for_the_user_a_telluser() -> None:
+    # XBoard shows `telluser` in a dialog: how the engine kept a deadline is not worth one.
+    adapter = XBoardAdapter()
+    feed(adapter, "xboard", "protover 2")
+    quiet, _ = adapter.on_event(Message("the search process did not answer in time", quiet=True))
+    loud, _ = adapter.on_event(Message("cannot read book /x.bin"))
+    assert quiet == ["# the search process did not answer in time"]
+    assert loud == ["telluser cannot read book /x.bin"]
