@@ -305,6 +305,9 @@ class Session:
         self._worker_ready = False
         self.state = State.IDLE
         self.search: RunningSearch | None = None
+        #: The search whose transition is being performed: its end, if it comes meanwhile, is
+        #: that transition's to take (it collects the search, or leaves it), not the mailbox's.
+        self._firing: RunningSearch | None = None
 
     @property
     def finished(self) -> bool:
@@ -428,6 +431,7 @@ class Session:
         search = self.search
         tag = command.tag if isinstance(command, (Stop, PonderHit, Cancel, Quit)) else None
         result: SearchResult | None = None
+        self._firing = search
         for effect in effects:
             match effect:
                 case E.START:
@@ -462,6 +466,7 @@ class Session:
                     self._emit(Acknowledged(tag))
                 case E.GOODBYE:
                     self._emit(Goodbye(tag))
+        self._firing = None
         self.state = after
         if after not in SEARCH_STATES and search is not None:
             self._forget(search)
@@ -489,7 +494,7 @@ class Session:
 
         handle = self._runner.begin(
             board, limits, hash_mb=options["Hash"], settings=SearchSettings.from_options(options),
-            deadlines=timed, on_info=on_info, on_end=lambda search_id: self.submit(SearchEnded(search_id)),
+            deadlines=timed, on_info=on_info, on_end=self._search_ended,
         )
         search = RunningSearch(handle, go, board, started_at)
         self.search = search
@@ -500,6 +505,15 @@ class Session:
             search.overdue = self._later(at, Overdue(handle.search_id))
         self._emit(SearchStarted(board, go.kind, tag))
         return search
+
+    def _search_ended(self, search_id: int) -> None:
+        """The runner's news that a search has ended: into the mailbox (`ends`), unless a
+        transition of that search is being performed. Such a transition has stopped the search
+        and collects it from its handle, or leaves it (quit), so a `SearchEnded` would only be
+        dropped as stale: the end of a search is signalled once, either way."""
+        firing = self._firing
+        if firing is None or firing.handle.search_id != search_id:
+            self.submit(SearchEnded(search_id))
 
     def _later(self, at: float, item: MaxTimeReached | Overdue) -> anyio.CancelScope:
         """Submit `item` at `at` (monotonic seconds) unless cancelled first."""
@@ -535,9 +549,12 @@ class Session:
         `STALL_GRACE` unless its worker is stalled (then it is abandoned)."""
         if search.held is not None:
             return search.held
+        handle = search.handle
         try:
+            if handle.ended:  # it ended by itself (`ends`): its outcome is there, nothing to wait for
+                return handle.result_nowait()
             with anyio.move_on_after(STALL_GRACE):
-                return await search.handle.result()
+                return await handle.result()
         except WorkerDied as error:
             search.failure = str(error)
             self._emit(Message("the search process ended unexpectedly and was restarted"))

@@ -20,7 +20,8 @@ from cb_async.events import (
 )
 from cb_async.limits import Limits
 from cb_async.session import (
-    TRANSITIONS, Effect, EndOfInput, Happening, MailboxItem, MaxTimeReached, Overdue, Session, SessionError, State,
+    TRANSITIONS, Effect, EndOfInput, Happening, MailboxItem, MaxTimeReached, Overdue, SearchEnded, Session, SessionError,
+    State,
 )
 from fake_runner import FakeRunner
 
@@ -306,6 +307,32 @@ async def test_the_node_bound_answers_even_a_held_search() -> None:
             while not any(isinstance(e, BestMove) for e in harness.events):
                 await anyio.sleep(0.001)
         assert harness.take() == ["SearchStarted", "BestMove(maxTime)"]
+        await harness.send(Quit())
+
+
+async def test_the_end_of_a_search_reaches_the_session_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search that ends by itself is news for the mailbox (`ends`). One the session stops (a
+    stop, a new go, a cancel) is collected from its handle by the transition that stopped it,
+    and sends no `SearchEnded`, which would only be dropped as stale."""
+    async with anyio.create_task_group() as tg:
+        harness = Harness(tg)
+        submitted: list[MailboxItem] = []
+        submit = harness.session.submit
+
+        def spy(item: MailboxItem) -> None:
+            submitted.append(item)
+            submit(item)
+
+        monkeypatch.setattr(harness.session, "submit", spy)
+        await harness.send(Go(Limits(depth=2)))
+        await harness.finish_search()
+        await harness.send(Go(Limits(infinite=True)), Stop())
+        await harness.send(Go(Limits(infinite=True)), Go(Limits(infinite=True)), Cancel())
+        assert harness.take() == ["SearchStarted", "BestMove(limit)", "SearchStarted", "BestMove(stop)",
+                                  "Acknowledged", "SearchStarted", "BestMove(stop)", "SearchStarted",
+                                  "SearchCancelled", "Acknowledged"]
+        assert [runner_search.stopped for runner_search in harness.runner.searches] == [False, True, True, True]
+        assert [item for item in submitted if isinstance(item, SearchEnded)] == [SearchEnded(1)]
         await harness.send(Quit())
 
 
