@@ -296,7 +296,7 @@ XBOARD_COMMANDS = st.one_of(
 XB_MOVE = r"(?:[a-h][1-8][a-h][1-8][qrbn]?|O-O|O-O-O)"
 XBOARD_OUTPUT = re.compile(
     r"feature .+|pong( \S+)?|move " + XB_MOVE + r"|Error \([a-z ]+\): .*|Illegal move( \([^)]*\))?: .*|tellusererror .*"
-    r"|telluser .*|Hint: " + XB_MOVE + r"|(1-0|0-1|1/2-1/2) \{[^}]+\}|\d+ -?\d+ \d+ \d+( .*)?|\t.*|"
+    r"|telluser .*|# .*|Hint: " + XB_MOVE + r"|(1-0|0-1|1/2-1/2) \{[^}]+\}|\d+ -?\d+ \d+ \d+( .*)?|\t.*|"
 )
 
 
