@@ -25,7 +25,7 @@ import chess.svg
 from cb_async.analysis import annotate
 from cb_async.analysis.model import GameAnalysis, PositionAnalysis, Problem
 from cb_async.analysis.suites import Scoreboard, budget_text, expected, verdict
-from cb_async.analysis.writers import VARIATION_PLIES, game_statistics, judgements
+from cb_async.analysis.writers import VARIATION_PLIES, game_statistics, judgements, legal_line
 from cb_async.version import __version__
 
 if TYPE_CHECKING:
@@ -252,11 +252,8 @@ def _pawns(evaluation: annotate.WhiteEval) -> str:
 
 def _san_line(board: chess.Board, pv: Sequence[str]) -> str:
     line = board.copy(stack=False)
-    words = []
-    for uci in pv:
-        move = chess.Move.from_uci(uci)
-        if not line.is_legal(move):
-            break
+    words: list[str] = []
+    for move in legal_line(board, pv):
         if line.turn == chess.WHITE:
             words.append(f"{line.fullmove_number}.")
         elif not words:

@@ -8,6 +8,7 @@ castling, the `[%eval ...]` comment format lichess uses) has one owner. A writer
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import chess
@@ -117,7 +118,7 @@ def epd_line(analysis: PositionAnalysis) -> str:
     board = item.board
     operations: dict[str, Any] = {key: value for key, value in item.operations.items()
                                   if key not in ("bm", "ce", "acd", "acn", "pv", "dm", "hmvc", "fmvn")}
-    moves = _legal_line(board, evaluation.pv)
+    moves = legal_line(board, evaluation.pv)
     if moves:
         operations["bm"] = [moves[0]]
     operations["ce"] = epd_ce(evaluation.score)
@@ -142,7 +143,9 @@ def epd_ce(score: Score) -> int:
     return -(EPD_MATE - 2 * -score.mate)
 
 
-def _legal_line(board: chess.Board, pv: tuple[str, ...]) -> list[chess.Move]:
+def legal_line(board: chess.Board, pv: Sequence[str]) -> list[chess.Move]:
+    """The moves of `pv` from `board` up to the first that is not legal there (an engine's line
+    can outrun what it checked)."""
     line = board.copy(stack=False)
     moves = []
     for uci in pv:
