@@ -514,7 +514,6 @@ class _SearchRun:
                     and exchange(board, move.from_square, move.to_square, order_value, attacker, victim) < 0
                 ):
                     continue
-                ep_or_promotion = move.promotion or (attacker == 1 and not victim_bits & bb_squares[move.to_square])
                 d_mg, d_eg, d_phase = play_known(board, move, attacker, victim)
                 if was_into_check(board):
                     state_pop().restore(board)
@@ -522,7 +521,8 @@ class _SearchRun:
                     continue
                 if accumulate is None:
                     c_acc = 0
-                elif ep_or_promotion:
+                elif move.promotion or (attacker == 1 and not victim_bits & bb_squares[move.to_square]):
+                    # Promotion or en passant (a pawn capture onto a square they did not hold).
                     c_acc = accumulate(board)
                 else:
                     to_square = move.to_square
