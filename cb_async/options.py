@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from cb_async.search.levels import DEFAULT_ELO, MAX_ELO, MIN_ELO
-from cb_async.search.network import DEFAULT_EVAL_FILE
+from cb_async.search.eval_file import DEFAULT_EVAL_FILE
 
 OptionType = Literal["check", "spin", "combo", "button", "string"]
 

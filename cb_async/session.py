@@ -682,9 +682,9 @@ def _check_files(values: dict[str, Any]) -> tuple[str, str] | None:
         if problem is not None:
             return "BookFile", problem
     if values.get("EvalFile"):
-        from cb_async.search import network
+        from cb_async.search import eval_file
 
-        problem = network.check(values["EvalFile"])
+        problem = eval_file.check(values["EvalFile"])
         if problem is not None:
             return "EvalFile", problem
     if values.get("SyzygyPath"):

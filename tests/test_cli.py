@@ -149,6 +149,17 @@ def test_the_engine_imports_no_tool() -> None:
     assert run.stdout.strip() == "[]"
 
 
+def test_the_answer_to_uci_loads_no_python_chess() -> None:
+    """What runs before the first `uciok` (the runner's fork, the option table) leaves
+    python-chess to the worker: loading it there cost some 30 ms of every GUI's start."""
+    code = ("import sys\nfrom cb_async import cli, daemon\ncli.parse(['--protocol', 'uci'])\n"
+            "daemon._uci_identity()\nfrom cb_async.search.settings import SearchSettings\n"
+            "print(sorted(m for m in sys.modules if m == 'chess' or m.startswith('chess.')))")
+    run = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
+
+
 def test_a_subcommands_help_loads_only_that_tool() -> None:
     code = ("import sys\nfrom cb_async import cli\ntry:\n    cli.parse(['perft', '--help'])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m.startswith('cb_async.tools')), file=sys.stderr)")

@@ -14,8 +14,9 @@ from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
 from cb_async.search.network import (
     FEATURES, MAX_GAIN_SUM, VALUE_BITS, Network, NetworkError, Weights, certify, default, dumps, features, lane_bounds,
-    lanes, load, loads, resolve,
+    lanes, load, loads,
 )
+from cb_async.search.eval_file import resolve
 from cb_async.training.pack import FloatNet, best_shift, build, quantise
 
 

@@ -327,33 +327,6 @@ def load(path: str | Path) -> Network:
 _default: Network | None = None
 
 
-#: The `EvalFile` value that turns the learned correction off.
-NONE = "none"
-#: The `EvalFile` value the engine starts with ("" the built-in net, NONE the hand-written
-#: evaluation alone): the option's default, the searcher's and the worker's. The built-in net
-#: becomes the default once an SPRT against the hand-written evaluation accepts it
-#: (docs/strength.md, "A learned evaluation"); until then it is there to choose.
-DEFAULT_EVAL_FILE = NONE
-
-
-def resolve(eval_file: str) -> Network | None:
-    """The net an `EvalFile` value names: "" the built-in one, "none" none, else a file."""
-    if not eval_file:
-        return default()
-    if eval_file.strip().lower() == NONE:
-        return None
-    return load(eval_file)
-
-
-def check(eval_file: str) -> str | None:
-    """What is wrong with the net `eval_file` names, or None when it can be used."""
-    try:
-        resolve(eval_file)
-    except NetworkError as error:
-        return str(error)
-    return None
-
-
 def default() -> Network:
     """The net shipped with the package (read once per process)."""
     global _default

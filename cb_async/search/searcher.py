@@ -33,9 +33,9 @@ from cb_async.search.attacks import attacked_by, exchange, is_check, piece_attac
 from cb_async.search.captures import captures
 from cb_async.search.control import StopToken
 from cb_async.search.evaluation import MAX_PHASE, TEMPO, blend, evaluate_from_scratch
+from cb_async.search.eval_file import DEFAULT_EVAL_FILE
+from cb_async.search.eval_file import resolve as resolve_network
 from cb_async.search.network import Network
-from cb_async.search.network import DEFAULT_EVAL_FILE
-from cb_async.search.network import resolve as resolve_network
 from cb_async.search.pacing import Pacing
 from cb_async.search.play import play, play_known
 from cb_async.search.quiets import scored_captures, scored_quiets

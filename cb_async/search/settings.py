@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cb_async.search.network import DEFAULT_EVAL_FILE
+from cb_async.search.eval_file import DEFAULT_EVAL_FILE
 
 from cb_async.search.levels import DEFAULT_ELO, MAX_ELO, MIN_ELO
 

@@ -20,7 +20,8 @@ from collections.abc import Callable, Hashable, Sequence
 
 import chess
 
-from cb_async.search import book, network, tablebase
+from cb_async.search import book, tablebase
+from cb_async.search.eval_file import DEFAULT_EVAL_FILE, resolve
 from cb_async.search.network import Network
 from cb_async.search.levels import level_for
 from cb_async.limits import Limits
@@ -42,8 +43,8 @@ class MoveSources:
         self.rng = random.Random(seed)
         self._tables_path: str | None = None
         self._tables: tablebase.Tables | None = None
-        self._network_file = network.DEFAULT_EVAL_FILE
-        self._network: Network | None = network.resolve(network.DEFAULT_EVAL_FILE)
+        self._network_file = DEFAULT_EVAL_FILE
+        self._network: Network | None = resolve(DEFAULT_EVAL_FILE)
 
     def tables(self, path: str) -> tablebase.Tables | None:
         """The open tables of `path`, opened on first use and kept until the path changes."""
@@ -55,11 +56,11 @@ class MoveSources:
         return self._tables
 
     def network(self, eval_file: str) -> Network | None:
-        """The net of `eval_file` (see `network.resolve`), read on first use and kept until the
+        """The net of `eval_file` (see `eval_file.resolve`), read on first use and kept until the
         option changes. The session checked the file when the option was set; one that went bad
         since is reported as the search's failure, not replaced by another evaluation."""
         if eval_file != self._network_file:
-            self._network = network.resolve(eval_file)
+            self._network = resolve(eval_file)
             self._network_file = eval_file
         return self._network
 

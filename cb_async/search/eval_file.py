@@ -1,0 +1,43 @@
+"""What the `EvalFile` option names: the built-in net, none, or a net file.
+
+The values live here, apart from the net's arithmetic (`network`), because the option table and
+the search settings need them at start-up, before the first `uciok`, and `network` needs
+python-chess, which the engine loads only in its worker while the GUI reads the options.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cb_async.search.network import Network
+
+#: The `EvalFile` value that turns the learned correction off.
+NONE = "none"
+#: The `EvalFile` value the engine starts with ("" the built-in net, NONE the hand-written
+#: evaluation alone): the option's default, the searcher's and the worker's. The built-in net
+#: becomes the default once an SPRT against the hand-written evaluation accepts it
+#: (docs/strength.md, "A learned evaluation"); until then it is there to choose.
+DEFAULT_EVAL_FILE = NONE
+
+
+def resolve(eval_file: str) -> Network | None:
+    """The net an `EvalFile` value names: "" the built-in one, "none" none, else a file."""
+    from cb_async.search import network
+
+    if not eval_file:
+        return network.default()
+    if eval_file.strip().lower() == NONE:
+        return None
+    return network.load(eval_file)
+
+
+def check(eval_file: str) -> str | None:
+    """What is wrong with the net `eval_file` names, or None when it can be used."""
+    from cb_async.search.network import NetworkError
+
+    try:
+        resolve(eval_file)
+    except NetworkError as error:
+        return str(error)
+    return None
