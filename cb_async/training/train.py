@@ -119,7 +119,8 @@ def _headers(paths: list[Path]) -> list[dict[str, Any]]:
 
 def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float, seed: int,
           limit: int | None, result_weight: float, log: Any = sys.stderr) -> tuple[FloatNet, list[tuple[int, float, float]]]:
-    """Fit the net; return it and the curve (epoch, training loss, validation loss)."""
+    """Fit the net; return the net of the epoch with the lowest validation loss and the curve
+    (epoch, training loss, validation loss)."""
     import numpy as np
     import torch
 
@@ -160,7 +161,7 @@ def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float
             total = 0.0
             for start in range(0, len(index), 65536):
                 part = torch.from_numpy(index[start:start + 65536])
-                total += float(loss_of(part)) * len(part)
+                total += loss_of(part).item() * len(part)
             return total / max(len(index), 1)
 
     def transfer_text() -> str:
@@ -169,6 +170,7 @@ def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float
     curve = [(0, float("nan"), validation())]
     print(f"eval-train: {len(train_index)} training and {len(valid_index)} validation positions, "
           f"{units} units; validation loss before: {curve[0][2]:.6f}{transfer_text()}", file=log, flush=True)
+    best = (curve[0][2], 0, [parameter.detach().clone() for parameter in parameters])
     for epoch in range(1, epochs + 1):
         started = time.monotonic()
         order = torch.from_numpy(rng.permutation(train_index))
@@ -181,11 +183,20 @@ def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float
             optimiser.step()
             with torch.no_grad():
                 embedding.weight[FEATURES].zero_()
-            total += float(loss) * len(part)
+            total += loss.item() * len(part)
         schedule.step()
         curve.append((epoch, total / max(len(order), 1), validation()))
         print(f"eval-train: epoch {epoch}: training {curve[-1][1]:.6f}, validation {curve[-1][2]:.6f}{transfer_text()} "
               f"({time.monotonic() - started:.0f} s)", file=log, flush=True)
+        if curve[-1][2] < best[0]:
+            best = (curve[-1][2], epoch, [parameter.detach().clone() for parameter in parameters])
+    # The net of the epoch with the lowest validation loss: past it, more passes only fit the
+    # training games' noise.
+    with torch.no_grad():
+        for parameter, kept in zip(parameters, best[2]):
+            parameter.copy_(kept)
+    if best[1] != epochs:
+        print(f"eval-train: kept epoch {best[1]}, the lowest validation loss", file=log, flush=True)
     w = embedding.weight.detach()[:FEATURES].tolist()
     return FloatNet(w, bias.detach().tolist(), out.detach().tolist()), curve
 
@@ -245,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
         "data-sha256": data["hash"],
         "positions": str(min(args.limit or trained, trained)),
         "train": training_command(args),
-        "validation-loss": f"{curve[-1][2]:.6f}",
+        "validation-loss": f"{min(loss for _, _, loss in curve):.6f}",
     }
     args.out.write_text(dumps(network.weights, header), encoding="utf-8")
     if args.float is not None:
