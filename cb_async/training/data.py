@@ -18,9 +18,9 @@ line per finished game, written with a single `write` to an append-only descript
 is interrupted leaves at most one torn last line, which the next run with the same job drops;
 it then plays only the games that are missing. A file made for another job is refused.
 
-Each worker is a thread driving its own Stockfish process by UCI lines (the Python side of a
-move is a few tens of microseconds against milliseconds of search, so threads keep both cores
-busy with Stockfish); the main thread alone writes the file and prints progress.
+Each worker is a process of its own (`worker_process.start_context`) driving its own Stockfish
+by UCI lines, and with `--player-nodes` cb-async's own search too, which needs a core of its
+own as much as Stockfish does; the main process alone writes the file and prints progress.
 """
 
 from __future__ import annotations
@@ -28,12 +28,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import queue
 import random
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -269,55 +267,49 @@ def cb_async_player(nodes: int) -> Callable[[chess.Board], chess.Move]:
     return choose
 
 
+_worker: tuple[StockfishDriver, Job, list[str], Callable[[chess.Board], chess.Move] | None] | None = None
+
+
+def _start_worker(job: Job) -> None:
+    """A worker process's own Stockfish (and cb-async player), kept for all its games. The
+    Stockfish process ends with the worker: its input closes."""
+    global _worker
+    player = cb_async_player(job.player_nodes) if job.player_nodes else None
+    _worker = (StockfishDriver(job.engine, job.nodes), job, openings(), player)
+
+
+def _play(index: int) -> dict[str, object]:
+    assert _worker is not None, "_start_worker runs first"
+    driver, job, lines, player = _worker
+    return play_game(driver, job.seed, index, lines, player)
+
+
 def generate(job: Job, out: Path, games: int, workers: int, progress: bool = True) -> int:
     """Make games 0 .. games-1 of `job` into `out`, skipping those it already holds; return the
     number of positions the file holds at the end."""
+    from cb_async.worker_process import start_context
+
     probe = StockfishDriver(job.engine, job.nodes)
     data = DataFile(out, job.header(probe.name))
     probe.close()
     done = data.open()
     todo = [index for index in range(games) if index not in done]
-    lines = openings()
-    results: queue.Queue[dict[str, object] | BaseException] = queue.Queue()
-    next_index = iter(todo)
-    lock = threading.Lock()
-
-    def work() -> None:
-        driver = StockfishDriver(job.engine, job.nodes)
-        player = cb_async_player(job.player_nodes) if job.player_nodes else None
-        try:
-            while True:
-                with lock:
-                    index = next(next_index, None)
-                if index is None:
-                    return
-                results.put(play_game(driver, job.seed, index, lines, player))
-        except BaseException as error:  # reported by the main thread
-            results.put(error)
-        finally:
-            driver.close()
-
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
     start = time.monotonic()
     positions = 0
     finished = 0
     last_report = 0.0
     try:
-        while finished < len(todo):
-            record = results.get()
-            if isinstance(record, BaseException):
-                raise record
-            data.append(record)
-            finished += 1
-            positions += len(record["positions"])  # type: ignore[arg-type]
-            now = time.monotonic()
-            if progress and (now - last_report > 10 or finished == len(todo)):
-                last_report = now
-                rate = positions / max(now - start, 1e-9)
-                print(f"eval-data: {len(done) + finished}/{games} games, {positions} new positions, "
-                      f"{rate:.0f} positions/s", file=sys.stderr, flush=True)
+        with start_context().Pool(workers, initializer=_start_worker, initargs=(job,)) as pool:
+            for record in pool.imap_unordered(_play, todo):
+                data.append(record)
+                finished += 1
+                positions += len(record["positions"])  # type: ignore[arg-type]
+                now = time.monotonic()
+                if progress and (now - last_report > 10 or finished == len(todo)):
+                    last_report = now
+                    rate = positions / max(now - start, 1e-9)
+                    print(f"eval-data: {len(done) + finished}/{games} games, {positions} new positions, "
+                          f"{rate:.0f} positions/s", file=sys.stderr, flush=True)
     finally:
         data.close()
     return positions
@@ -329,7 +321,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nodes", type=whole_number(1), default=DEFAULT_NODES,
                         help=f"Stockfish's nodes per move and label (default: {DEFAULT_NODES})")
     parser.add_argument("--workers", type=whole_number(1), default=os.cpu_count() or 1,
-                        help="Stockfish processes at once (default: one per core)")
+                        help="worker processes at once, each with its own Stockfish (default: one per core)")
     parser.add_argument("--player-nodes", type=whole_number(0), default=0, metavar="N",
                         help="cb-async's own search chooses the moves at N nodes (default: 0, Stockfish does)")
     parser.add_argument("--engine", default="stockfish", help="the labelling engine's command (default: stockfish)")
