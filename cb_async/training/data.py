@@ -33,7 +33,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -155,7 +154,7 @@ class StockfishDriver:
 
 
 def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str],
-              player: Callable[[chess.Board], chess.Move] | None = None) -> dict[str, object]:
+              player: CbAsyncPlayer | None = None) -> dict[str, object]:
     """Game `index` of the set: its kept positions (FEN, label) and its result for White.
     `player` chooses the moves (None: Stockfish's labelling search does)."""
     rng = random.Random(f"{seed}:{index}")
@@ -166,6 +165,8 @@ def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str],
             break
         board.push(rng.choice(moves))
     driver.new_game()
+    if player is not None:
+        player.new_game()
     kept: list[tuple[str, int]] = []
     decisive = 0
     result = 0.5
@@ -196,7 +197,7 @@ def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str],
         if rng.random() < RANDOM_MOVE_RATE:
             move = rng.choice(list(board.legal_moves))
         elif player is not None:
-            move = player(board)
+            move = player.choose(board)
         board.push(move)
         plies += 1
     return {"game": index, "result": result, "positions": kept}
@@ -251,30 +252,38 @@ class DataFile:
             self._fd = -1
 
 
-def cb_async_player(nodes: int) -> Callable[[chess.Board], chess.Move]:
-    """cb-async's own search at `nodes` a move, with the hand-written evaluation."""
-    from cb_async.limits import Limits
-    from cb_async.search import Searcher, StopToken
+class CbAsyncPlayer:
+    """cb-async's own search at `nodes` a move, with the hand-written evaluation. Its table and
+    history are cleared at every game's start, so that a game's moves depend on the game alone,
+    not on which games the same worker played before."""
 
-    searcher = Searcher(hash_mb=8)
-    searcher.network = None
+    def __init__(self, nodes: int) -> None:
+        from cb_async.search import Searcher
 
-    def choose(board: chess.Board) -> chess.Move:
-        move = searcher.search(board, (), Limits(nodes=nodes), StopToken()).best_move
+        self.nodes = nodes
+        self.searcher = Searcher(hash_mb=8)
+        self.searcher.network = None
+
+    def new_game(self) -> None:
+        self.searcher.new_game()
+
+    def choose(self, board: chess.Board) -> chess.Move:
+        from cb_async.limits import Limits
+        from cb_async.search import StopToken
+
+        move = self.searcher.search(board, (), Limits(nodes=self.nodes), StopToken()).best_move
         assert move is not None
         return move
 
-    return choose
 
-
-_worker: tuple[StockfishDriver, Job, list[str], Callable[[chess.Board], chess.Move] | None] | None = None
+_worker: tuple[StockfishDriver, Job, list[str], CbAsyncPlayer | None] | None = None
 
 
 def _start_worker(job: Job) -> None:
     """A worker process's own Stockfish (and cb-async player), kept for all its games. The
     Stockfish process ends with the worker: its input closes."""
     global _worker
-    player = cb_async_player(job.player_nodes) if job.player_nodes else None
+    player = CbAsyncPlayer(job.player_nodes) if job.player_nodes else None
     _worker = (StockfishDriver(job.engine, job.nodes), job, openings(), player)
 
 
