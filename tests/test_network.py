@@ -13,8 +13,8 @@ import pytest
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
 from cb_async.search.network import (
-    FEATURES, MAX_GAIN_SUM, VALUE_BITS, Network, NetworkError, Weights, certify, default, dumps, features, lane_bounds,
-    lanes, load, loads,
+    FEATURES, MAX_GAIN_SUM, MIRROR, VALUE_BITS, Network, NetworkError, Weights, certify, default, dumps, features,
+    lane_bounds, lanes, load, loads,
 )
 from cb_async.search.eval_file import resolve
 from cb_async.training.pack import FloatNet, best_shift, build, quantise
@@ -66,6 +66,8 @@ class CheckingNetwork(Network):
         self.checked = 0
         self.wrong: list[str] = []
         self.special = {"castling": 0, "en passant": 0, "promotion": 0}
+        if base.mirrored:
+            self.special["king changing half"] = 0
         plain = base.white_value
 
         def checking(acc: int) -> int:
@@ -92,6 +94,8 @@ class CheckingNetwork(Network):
                 self.special["castling"] += 1
             elif previous.pawns & start and previous.ep_square == move.to_square:
                 self.special["en passant"] += 1
+            elif previous.kings & start and (move.from_square ^ move.to_square) & 4 and self.mirrored:
+                self.special["king changing half"] += 1
         return Network.accumulate(self, board)
 
 
@@ -133,11 +137,18 @@ def test_the_gains_must_fit_the_modular_sum() -> None:
         certify(too_much)
 
 
+def mirrored_net() -> Network:
+    """A small net with mirrored inputs (random weights: the packing, not the play, is tested)."""
+    return build(random_float_net(16, seed=21), clamp=600, inputs=MIRROR)
+
+
 @pytest.mark.parametrize("chess960", [False, True])
-def test_the_searchs_accumulators_equal_the_ones_built_from_scratch(chess960: bool) -> None:
+@pytest.mark.parametrize("inputs", ["plain", "mirror"])
+def test_the_searchs_accumulators_equal_the_ones_built_from_scratch(chess960: bool, inputs: str) -> None:
     # Every node's accumulator, carried down through quiet moves, captures, castling, en
-    # passant, promotions and null moves, against the one built from the board at that node.
-    checking = CheckingNetwork(default())
+    # passant, promotions, null moves and (mirrored) kings changing half, against the one
+    # built from the board at that node.
+    checking = CheckingNetwork(default() if inputs == "plain" else mirrored_net())
     searcher = Searcher()
     searcher.network = checking
     boards = random_positions(30, seed=5 + chess960, chess960=chess960)
@@ -150,25 +161,51 @@ def test_the_searchs_accumulators_equal_the_ones_built_from_scratch(chess960: bo
     assert all(checking.special.values()), checking.special
 
 
-def test_the_correction_is_exactly_antisymmetric() -> None:
-    net = default()
+@pytest.mark.parametrize("inputs", ["plain", "mirror"])
+def test_the_correction_is_exactly_antisymmetric(inputs: str) -> None:
+    net = default() if inputs == "plain" else mirrored_net()
     for board in random_positions(500, seed=7) + random_positions(100, seed=8, chess960=True):
         mirror = board.mirror()
         assert net.white_value(net.accumulate(board)) == -net.white_value(net.accumulate(mirror))
         assert net.evaluate(board) == net.evaluate(mirror)
 
 
-def test_the_packed_net_computes_what_the_float_net_does() -> None:
+def test_mirrored_inputs_see_a_position_and_its_left_right_mirror_alike() -> None:
+    # Each side's view is turned so that its king is on the e- to h-files: a position and its
+    # mirror through the d/e line are the same picture to both sides.
+    net = mirrored_net()
+    plain = build(random_float_net(16, seed=21), clamp=600)
+    boards = random_positions(300, seed=22)
+    turned = [board.transform(chess.flip_horizontal) for board in boards]
+    assert all(net.evaluate(board) == net.evaluate(other) for board, other in zip(boards, turned))
+    assert any(plain.evaluate(board) != plain.evaluate(other) for board, other in zip(boards, turned))
+    # The halves are kept above the lanes: 2 for White's king on the a- to d-files, 1 for Black's.
+    board = chess.Board("8/8/8/8/8/8/8/1K4k1 w - - 0 1")
+    assert net.accumulate(board) >> net.state_shift == 2
+    assert net.accumulate(board.transform(chess.flip_horizontal)) >> net.state_shift == 1
+
+
+def test_a_mirrored_net_keeps_its_lanes_inside_their_guard_bits() -> None:
+    net = mirrored_net()
+    bounds = lane_bounds(net.weights)
+    count = 2 * net.weights.units
+    for board in random_positions(200, seed=23) + random_positions(50, seed=24, chess960=True):
+        values = lanes(net.accumulate(board), count)
+        assert all(low <= value <= high for value, (low, high) in zip(values, bounds))
+
+
+@pytest.mark.parametrize("inputs", ["plain", "mirror"])
+def test_the_packed_net_computes_what_the_float_net_does(inputs: str) -> None:
     # Each row value is rounded to 1/G_k of unit k's range, so with at most 32 pieces and the
     # bias, a unit's pre-activation is off by at most 33/2 steps of 1/G_k, which moves the
     # output by at most 16.5 |v_k| / G_k = 16.5 / 2^shift centipawns; the final shift rounds
     # toward zero, one centipawn more.
     float_net = random_float_net(16, seed=9)
-    network = build(float_net, clamp=10_000)
+    network = build(float_net, clamp=10_000, inputs=inputs)
     tolerance = 16 * 16.5 / (1 << network.shift) + 1
     worst = 0.0
     for board in random_positions(300, seed=10):
-        expected = float_net.value(features(board, True), features(board, False))
+        expected = float_net.value(features(board, True, inputs), features(board, False, inputs))
         got = network.white_value(network.accumulate(board))
         worst = max(worst, abs(got - expected))
     assert worst <= tolerance
@@ -181,14 +218,24 @@ def test_the_correction_is_clipped() -> None:
     assert max(values) == 25 and min(values) == -25
 
 
-def test_a_net_file_reads_back_as_the_same_net(tmp_path: Path) -> None:
-    network = build(random_float_net(8, seed=13), clamp=600)
+@pytest.mark.parametrize("inputs", ["plain", "mirror"])
+def test_a_net_file_reads_back_as_the_same_net(tmp_path: Path, inputs: str) -> None:
+    network = build(random_float_net(8, seed=13), clamp=600, inputs=inputs)
     path = tmp_path / "small.net"
     path.write_text(dumps(network.weights, {"data": "test"}))
     again = load(path)
     assert again.weights == network.weights and again.header["data"] == "test"
+    assert again.mirrored == (inputs == "mirror") and again.header["inputs"] == inputs
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     assert again.evaluate(board) == network.evaluate(board)
+
+
+def test_a_net_file_with_unknown_inputs_is_a_clear_error(tmp_path: Path) -> None:
+    text = dumps(build(random_float_net(8, seed=14), clamp=600).weights, {"data": "test"})
+    path = tmp_path / "odd.net"
+    path.write_text(text.replace("\ninputs plain\n", "\ninputs king-buckets\n"))
+    with pytest.raises(NetworkError, match="odd.net.*inputs are 'king-buckets'"):
+        load(path)
 
 
 @pytest.mark.parametrize("damage", ["truncated", "changed", "not a net", "empty"])

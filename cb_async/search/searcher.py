@@ -458,10 +458,14 @@ class _SearchRun:
         seldepth = 0
         mg0, eg0, phase0 = evaluate_from_scratch(board)
         # The learned correction: its accumulator is passed down the tree beside the sums and
-        # updated per move from the moving and the captured piece's rows; promotions, en
-        # passant and castling (rare) build the child's from scratch.
+        # updated per move from the moving and the captured piece's rows, of the table its
+        # state (the bits above the lanes: which half each king is in) names; promotions, en
+        # passant, castling and, with mirrored inputs, a king crossing between the d- and
+        # e-files (all rare) build the child's from scratch.
         network = self.network
-        net_rows = network.rows if network is not None else ((), (), ())
+        rows_by_state = network.rows_by_state if network is not None else ()
+        state_shift = network.state_shift if network is not None else 0
+        king_halves = 4 if network is not None and network.mirrored else 0
         net_value = network.white_value if network is not None else None
         net_clamp = network.clamp if network is not None else 0
         accumulate = network.accumulate if network is not None else None
@@ -521,11 +525,15 @@ class _SearchRun:
                     continue
                 if accumulate is None:
                     c_acc = 0
-                elif move.promotion or (attacker == 1 and not victim_bits & bb_squares[move.to_square]):
-                    # Promotion or en passant (a pawn capture onto a square they did not hold).
+                elif move.promotion or (attacker == 1 and not victim_bits & bb_squares[move.to_square]) or (
+                    attacker == 6 and (move.from_square ^ move.to_square) & king_halves
+                ):
+                    # Promotion, en passant (a pawn capture onto a square they did not hold), or
+                    # a king changing half under mirrored inputs.
                     c_acc = accumulate(board)
                 else:
                     to_square = move.to_square
+                    net_rows = rows_by_state[acc >> state_shift]
                     mover = net_rows[turn][attacker]
                     c_acc = acc + mover[to_square] - mover[move.from_square] - net_rows[them][victim][to_square]
                 value = -qsearch(-beta, -alpha, ply + 1, mg + d_mg, eg + d_eg, phase + d_phase, c_acc)
@@ -759,10 +767,12 @@ class _SearchRun:
                     if accumulate is None:
                         c_acc = 0
                     elif promotion or (piece == 1 and to_square == ep_square) or (
-                        piece == 6 and (abs(to_square - from_square) == 2 or ours_here & bit)
+                        piece == 6 and (abs(to_square - from_square) == 2 or ours_here & bit
+                                        or (from_square ^ to_square) & king_halves)
                     ):
                         c_acc = accumulate(board)
                     else:
+                        net_rows = rows_by_state[acc >> state_shift]
                         mover = net_rows[turn][piece]
                         c_acc = acc + mover[to_square] - mover[from_square]
                         if captured:

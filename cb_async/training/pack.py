@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from cb_async.search.network import FEATURES, MAX_GAIN_SUM, Network, NetworkError, Weights, certify
+from cb_async.search.network import FEATURES, MAX_GAIN_SUM, PLAIN, Network, NetworkError, Weights, certify
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,8 @@ class FloatNet:
         return total
 
 
-def quantise(net: FloatNet, shift: int, clamp: int) -> Weights:
-    """The integers of `net` at gain 2^shift (not yet certified)."""
+def quantise(net: FloatNet, shift: int, clamp: int, inputs: str = PLAIN) -> Weights:
+    """The integers of `net` at gain 2^shift (not yet certified); `inputs` as it was trained."""
     scale = float(1 << shift)
     kept = [k for k, weight in enumerate(net.v) if round(scale * abs(weight)) > 0]
     order = sorted(kept, key=lambda k: net.v[k] <= 0)  # positive output weights first
@@ -45,7 +45,7 @@ def quantise(net: FloatNet, shift: int, clamp: int) -> Weights:
     gains = tuple(round(scale * abs(net.v[k])) for k in order)
     biases = tuple(round(gain * net.b[k]) for gain, k in zip(gains, order))
     rows = tuple(tuple(round(gain * net.w[f][k]) for gain, k in zip(gains, order)) for f in range(FEATURES))
-    return Weights(shift, clamp, positive, gains, biases, rows)
+    return Weights(shift, clamp, positive, gains, biases, rows, inputs)
 
 
 def best_shift(net: FloatNet) -> int:
@@ -56,12 +56,12 @@ def best_shift(net: FloatNet) -> int:
     return int(math.floor(math.log2(MAX_GAIN_SUM / total)))
 
 
-def build(net: FloatNet, clamp: int) -> Network:
+def build(net: FloatNet, clamp: int, inputs: str = PLAIN) -> Network:
     """The most precise certified packing of `net`: from the largest shift down, the first
     whose quantised net passes `certify`."""
     shift = best_shift(net)
     while shift > -8:
-        weights = quantise(net, shift, clamp)
+        weights = quantise(net, shift, clamp, inputs)
         if weights.units and sum(weights.gains) <= MAX_GAIN_SUM:
             try:
                 certify(weights)

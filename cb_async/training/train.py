@@ -30,7 +30,7 @@ import chess
 
 from cb_async.cli import UsageError, whole_number
 from cb_async.search.evaluation import blend, evaluate_from_scratch
-from cb_async.search.network import FEATURES, dumps, features
+from cb_async.search.network import FEATURES, INPUTS, PLAIN, dumps, features
 from cb_async.training.pack import FloatNet, build
 
 #: The logistic's scale: centipawns at which the expected score is about 73%.
@@ -54,14 +54,16 @@ def data_hash(paths: list[Path]) -> str:
     return digest.hexdigest()
 
 
-def prepare(paths: list[Path], holdout: int, cache: Path | None) -> dict[str, Any]:
-    """Arrays of every position: both sides' features (side to move first), cb-async's own
-    evaluation, the label, the game's result for the side to move, and which are held out."""
+def prepare(paths: list[Path], holdout: int, cache: Path | None, inputs: str = PLAIN) -> dict[str, Any]:
+    """Arrays of every position: both sides' features (side to move first, as `inputs` says),
+    cb-async's own evaluation, the label, the game's result for the side to move, and which are
+    held out."""
     import numpy as np
 
     digest = data_hash(paths)
+    name = f"prepared-{digest[:16]}-h{holdout}" + ("" if inputs == PLAIN else f"-{inputs}") + ".npz"
     if cache is not None:
-        cached = cache / f"prepared-{digest[:16]}-h{holdout}.npz"
+        cached = cache / name
         if cached.exists():
             loaded = np.load(cached)
             return {key: loaded[key] for key in loaded.files} | {"hash": digest, "headers": _headers(paths)}
@@ -86,8 +88,8 @@ def prepare(paths: list[Path], holdout: int, cache: Path | None) -> dict[str, An
                 for fen, label in record["positions"]:
                     board = chess.Board(fen)
                     mg, eg, phase = evaluate_from_scratch(board)
-                    us = features(board, board.turn)
-                    them = features(board, not board.turn)
+                    us = features(board, board.turn, inputs)
+                    them = features(board, not board.turn, inputs)
                     us_rows.append(us + [FEATURES] * (SLOTS - len(us)))
                     them_rows.append(them + [FEATURES] * (SLOTS - len(them)))
                     own.append(blend(board, mg, eg, phase))
@@ -105,7 +107,7 @@ def prepare(paths: list[Path], holdout: int, cache: Path | None) -> dict[str, An
     }
     if cache is not None:
         cache.mkdir(parents=True, exist_ok=True)
-        np.savez(cache / f"prepared-{digest[:16]}-h{holdout}.npz", **arrays)
+        np.savez(cache / name, **arrays)
     return arrays | {"hash": digest, "headers": _headers(paths)}
 
 
@@ -212,6 +214,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--holdout", type=whole_number(2), default=20,
                         help="every Nth game is held out for validation (default: 20)")
     parser.add_argument("--limit", type=whole_number(1), default=None, help="train on at most this many positions")
+    parser.add_argument("--inputs", choices=INPUTS, default=PLAIN,
+                        help="plain: each side sees the board as it stands; mirror: turned left to right "
+                             "whenever its king is on the a- to d-files (default: plain)")
     parser.add_argument("--result-weight", type=float, default=0.0,
                         help="the share of the game's result in the target, 0 to 1 (default: 0)")
     parser.add_argument("--float", type=Path, default=None, metavar="FILE",
@@ -232,13 +237,13 @@ def run(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise UsageError(f"no data file {path}")
     started = time.monotonic()
-    data = prepare(list(args.data), args.holdout, args.cache or args.data[0].parent)
+    data = prepare(list(args.data), args.holdout, args.cache or args.data[0].parent, args.inputs)
     if args.validate:
         # Positions of another kind (cb-async's own games, say), never trained on: how well
         # what the net learnt carries over to them.
         import numpy as np
 
-        other = prepare(list(args.validate), args.holdout, args.cache or args.data[0].parent)
+        other = prepare(list(args.validate), args.holdout, args.cache or args.data[0].parent, args.inputs)
         size = len(data["label"])
         for key in ("us", "them", "own", "label", "result", "held"):
             data[key] = np.concatenate([data[key], other[key]])
@@ -246,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
     prepared = time.monotonic()
     print(f"eval-train: {len(data['label'])} positions prepared in {prepared - started:.0f} s", file=sys.stderr)
     net, curve = train(data, args.units, args.epochs, args.batch, args.rate, args.seed, args.limit, args.result_weight)
-    network = build(net, CLAMP)
+    network = build(net, CLAMP, args.inputs)
     headers = data["headers"]
     trained = int((~data["held"] & ~data.get("transfer", data["held"] & False)).sum())
     header = {
@@ -275,6 +280,8 @@ def training_command(args: argparse.Namespace) -> str:
         words += ["--limit", str(args.limit)]
     if args.result_weight:
         words += ["--result-weight", str(args.result_weight)]
+    if args.inputs != PLAIN:
+        words += ["--inputs", args.inputs]
     return " ".join(shlex.quote(word) for word in words)
 
 
