@@ -83,6 +83,8 @@ BAD = [
     ["bench", "--positions-5s", "x"],
     ["bench", "--positions-5s", "0"],
     ["bench", "3", "--positions-5s"],
+    ["bench", "2", "--eval-file", "/no/such.net"],
+    ["bench", "--positions-5s", "0.01", "--eval-file", "{tmp}/empty.epd"],
     ["latency", "--starts", "-1"],
     ["latency", "--think", "soon"],
     ["latency", "--engine", "/no/such/engine"],
