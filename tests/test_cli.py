@@ -109,6 +109,10 @@ BAD = [
     engines("--depth", "1", "--pgn", "/no/such/dir/games.pgn"),
     engines("--depth", "1", "--tb", "/no/such/folder"),
     ["match", "--engine", f"cmd={PYTHON} -c pass", "--engine", f"cmd={PYTHON} -c pass", "--depth", "1"],
+    ["eval-score", "/no/such.jsonl", "--net", "none"],
+    ["eval-score", "{tmp}/empty.epd", "--net", "none"],
+    ["eval-score", "{tmp}/empty.epd"],
+    ["eval-score", "{tmp}/empty.epd", "--net", "none", "--positions", "0"],
     ["cnp-schema", "extra"],
 ]
 
