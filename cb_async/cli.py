@@ -50,6 +50,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                                  "serve cb-async (or any UCI engine) to Lichess's analysis board"),
     "eval-data": Subcommand("cb_async.training.data", "make the learned evaluation's training set: games labelled by Stockfish"),
     "eval-train": Subcommand("cb_async.training.train", "train the learned evaluation on eval-data files (needs the train extra)"),
+    "eval-score": Subcommand("cb_async.training.score",
+                             "score nets on eval-data files: the training loss against none's, without PyTorch"),
     "cnp-schema": Subcommand("cb_async.tools.cnp_schema", "print the JSON Schema of CNP, the Chess Node Protocol"),
 }
 

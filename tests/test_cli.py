@@ -83,6 +83,8 @@ BAD = [
     ["bench", "--positions-5s", "x"],
     ["bench", "--positions-5s", "0"],
     ["bench", "3", "--positions-5s"],
+    ["bench", "2", "--eval-file", "/no/such.net"],
+    ["bench", "--positions-5s", "0.01", "--eval-file", "{tmp}/empty.epd"],
     ["latency", "--starts", "-1"],
     ["latency", "--think", "soon"],
     ["latency", "--engine", "/no/such/engine"],
@@ -107,6 +109,10 @@ BAD = [
     engines("--depth", "1", "--pgn", "/no/such/dir/games.pgn"),
     engines("--depth", "1", "--tb", "/no/such/folder"),
     ["match", "--engine", f"cmd={PYTHON} -c pass", "--engine", f"cmd={PYTHON} -c pass", "--depth", "1"],
+    ["eval-score", "/no/such.jsonl", "--net", "none"],
+    ["eval-score", "{tmp}/empty.epd", "--net", "none"],
+    ["eval-score", "{tmp}/empty.epd"],
+    ["eval-score", "{tmp}/empty.epd", "--net", "none", "--positions", "0"],
     ["cnp-schema", "extra"],
 ]
 

@@ -1,4 +1,5 @@
-"""What the `EvalFile` option names: the built-in net, none, or a net file.
+"""What the `EvalFile` option names: the built-in net, none, or a net file; and what the tools'
+`--net` and `--eval-file` name, the same values and `default.net` for the built-in net.
 
 The values live here, apart from the net's arithmetic (`network`), because the option table and
 the search settings need them at start-up, before the first `uciok`, and `network` needs
@@ -41,3 +42,23 @@ def check(eval_file: str) -> str | None:
     except NetworkError as error:
         return str(error)
     return None
+
+
+def resolve_name(name: str) -> Network | None:
+    """The net a tool's `--net` or `--eval-file` names: what `resolve` reads for the option, and
+    also the built-in net's file name, `default.net`, easier to write on a command line than an
+    empty word (a file of that name is written with its folder: `./default.net`)."""
+    from cb_async.search import network
+
+    if name == network.DEFAULT_NAME:
+        return network.default()
+    return resolve(name)
+
+
+def display_name(name: str) -> str:
+    """How a tool names, in what it prints, the net `name` stands for."""
+    from cb_async.search import network
+
+    if not name:
+        return network.DEFAULT_NAME
+    return NONE if name.strip().lower() == NONE else name

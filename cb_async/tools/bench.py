@@ -4,18 +4,26 @@ Every position is searched by a fresh `Searcher` (16 MB table) to the same depth
 total is deterministic: it changes only when the search changes, which is why commits that
 touch the search quote it (`Bench: N`). `--positions-5s` (or `speed(seconds)`) instead measures
 speed and depth reached on a few reference positions in fixed time.
+
+`--eval-file` searches with a learned evaluation's net (a file, `default.net` the built-in one,
+`none` the hand-written evaluation alone; the engine's default unless given), which is how what
+a net costs is measured: its node total and CPU time against `none`'s. CPU time is printed
+beside wall time because a loaded machine inflates the one and hardly the other.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 
 import chess
 
 from cb_async.cli import UsageError, number, whole_number
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
+from cb_async.search.eval_file import DEFAULT_EVAL_FILE, display_name, resolve_name
+from cb_async.search.network import Network, NetworkError
 
 DEFAULT_DEPTH = 9
 
@@ -56,28 +64,48 @@ def _board(fen: str) -> chess.Board:
     return board
 
 
-def bench(depth: int = DEFAULT_DEPTH) -> tuple[int, float]:
-    """Search every position to `depth`; print a line each; return (nodes, seconds)."""
+@dataclass(frozen=True)
+class Totals:
+    """What a bench run adds up over its positions."""
+
+    nodes: int
+    seconds: float
+    cpu_seconds: float
+
+
+def _searcher(network: Network | None) -> Searcher:
+    searcher = Searcher(hash_mb=16)
+    searcher.network = network
+    return searcher
+
+
+def bench(depth: int = DEFAULT_DEPTH, eval_file: str = DEFAULT_EVAL_FILE) -> Totals:
+    """Search every position to `depth` with the net `eval_file` names (`eval_file.resolve_name`;
+    NetworkError if it cannot be used); print a line each; return the totals."""
+    network = resolve_name(eval_file)
     total_nodes = 0
-    total_time = 0.0
+    total_time = total_cpu = 0.0
     for index, fen in enumerate(POSITIONS, 1):
         board = _board(fen)
-        searcher = Searcher(hash_mb=16)
+        searcher = _searcher(network)
         start = time.perf_counter()
+        cpu_start = time.process_time()
         result = searcher.search(board, (), Limits(depth=depth), StopToken())
-        elapsed = time.perf_counter() - start
+        total_cpu += time.process_time() - cpu_start
+        total_time += time.perf_counter() - start
         total_nodes += result.nodes
-        total_time += elapsed
         move = board.uci(result.best_move) if result.best_move else "(none)"
         print(f"{index:2d} {fen:<72} {move:<6} {str(result.score):<9} nodes {result.nodes:8d}")
-    return total_nodes, total_time
+    return Totals(total_nodes, total_time, total_cpu)
 
 
-def speed(seconds: float = 5.0) -> list[tuple[str, int, int, int]]:
-    """Search each of `SPEED_POSITIONS` for `seconds`; print and return (fen, depth, nodes, nps)."""
+def speed(seconds: float = 5.0, eval_file: str = DEFAULT_EVAL_FILE) -> list[tuple[str, int, int, int]]:
+    """Search each of `SPEED_POSITIONS` for `seconds` with the net `eval_file` names; print and
+    return (fen, depth, nodes, nps)."""
+    network = resolve_name(eval_file)
     rows = []
     for fen in SPEED_POSITIONS:
-        searcher = Searcher(hash_mb=16)
+        searcher = _searcher(network)
         stop = StopToken()
         start = time.monotonic()
         cpu_start = time.process_time()
@@ -99,18 +127,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--positions-5s", dest="speed_seconds", nargs="?", type=number(0.001), const=5.0,
                         metavar="SECONDS",
                         help="measure speed instead: search the start and three middlegames for SECONDS each (default 5)")
+    parser.add_argument("--eval-file", default=DEFAULT_EVAL_FILE, metavar="NAME_OR_PATH",
+                        help="search with this learned evaluation: a net file, default.net for the built-in net, "
+                             f"none for the hand-written evaluation alone (default: {display_name(DEFAULT_EVAL_FILE)}, "
+                             "the engine's)")
 
 
 def run(args: argparse.Namespace) -> int:
-    """`cb-async bench [depth]` and `cb-async bench --positions-5s [seconds]`."""
-    if args.speed_seconds is not None:
-        if args.depth is not None:
-            raise UsageError("--positions-5s searches for a time, not to a depth: give one or the other")
-        speed(args.speed_seconds)
-        return 0
-    nodes, seconds = bench(DEFAULT_DEPTH if args.depth is None else args.depth)
+    """`cb-async bench [depth] [--eval-file NET]` and `cb-async bench --positions-5s [seconds]`."""
+    try:
+        if args.speed_seconds is not None:
+            if args.depth is not None:
+                raise UsageError("--positions-5s searches for a time, not to a depth: give one or the other")
+            speed(args.speed_seconds, args.eval_file)
+            return 0
+        totals = bench(DEFAULT_DEPTH if args.depth is None else args.depth, args.eval_file)
+    except NetworkError as error:
+        raise UsageError(f"--eval-file: {error}") from None
     print()
-    print(f"Total time (ms) : {int(seconds * 1000)}")
-    print(f"Nodes searched  : {nodes}")
-    print(f"Nodes/second    : {int(nodes / seconds) if seconds > 0 else 0}")
+    print(f"Eval file       : {display_name(args.eval_file)}")
+    print(f"Total time (ms) : {int(totals.seconds * 1000)}")
+    print(f"CPU time (ms)   : {int(totals.cpu_seconds * 1000)}")
+    print(f"Nodes searched  : {totals.nodes}")
+    print(f"Nodes/second    : {int(totals.nodes / totals.seconds) if totals.seconds > 0 else 0}")
     return 0
