@@ -1,8 +1,9 @@
 """A worker process of ours: how it is started, read, ended, restarted and watched, in one place.
 
-The search worker (`cb_async.runner`), the Lazy SMP helpers (`cb_async.lazy_smp_helpers`) and
-the analysis workers (`cb_async.analysis.local`) run different code, but each is a child
-process that talks to its host over one pipe, and each needs the same care:
+The search worker (`cb_async.runner`), the Lazy SMP helpers (`cb_async.lazy_smp_helpers`), the
+analysis workers (`cb_async.analysis.local`) and `cb-async eval-data`'s game workers
+(`cb_async.training.data_workers`) run different code, but each is a child process that talks
+to its host over one pipe, and each needs the same care:
 
 - the **start method**: `fork` only where it is safe (the stdio daemon, before it has threads),
   else `forkserver` on Linux with the search preloaded, `spawn` elsewhere (`start_context`);
