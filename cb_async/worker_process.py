@@ -1,8 +1,9 @@
 """A worker process of ours: how it is started, read, ended, restarted and watched, in one place.
 
-The search worker (`cb_async.runner`), the Lazy SMP helpers (`cb_async.lazy_smp_helpers`) and
-the analysis workers (`cb_async.analysis.local`) run different code, but each is a child
-process that talks to its host over one pipe, and each needs the same care:
+The search worker (`cb_async.runner`), the Lazy SMP helpers (`cb_async.lazy_smp_helpers`), the
+analysis workers (`cb_async.analysis.local`) and `cb-async eval-data`'s game workers
+(`cb_async.training.data_workers`) run different code, but each is a child process that talks
+to its host over one pipe, and each needs the same care:
 
 - the **start method**: `fork` only where it is safe (the stdio daemon, before it has threads),
   else `forkserver` on Linux with the search preloaded, `spawn` elsewhere (`start_context`);
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import select
 import signal
 import sys
 import threading
@@ -39,7 +41,8 @@ if TYPE_CHECKING:
 #: A worker that dies this soon after its start, this many times in a row, is not restarted.
 QUICK_DEATH_SECONDS = 2.0
 QUICK_DEATHS_TO_GIVE_UP = 3
-#: How often a worker checks that its host is still alive, in seconds.
+#: How often a worker checks that its host is still alive, in seconds (at most: where the
+#: system can say when a process ends, the watch hears of it at once).
 PARENT_CHECK_SECONDS = 0.25
 #: Names a start method for the embedded library's workers instead of the platform's choice
 #: (the tests run the library under `spawn` on Linux, as macOS and Windows do).
@@ -126,7 +129,8 @@ class WorkerProcess:
     def start(self) -> None:
         host_end, worker_end = self.context.Pipe(duplex=True)
         process = self.context.Process(target=worker_entry, name=self.name, daemon=True,
-                                       args=(self.target, worker_end, host_end, self.niceness, *self.args))
+                                       args=(self.target, worker_end, host_end, os.getpid(), self.niceness,
+                                             *self.args))
         self.started_at = time.monotonic()
         try:
             process.start()
@@ -219,32 +223,56 @@ class WorkerProcess:
 
 
 def worker_entry(target: Callable[..., None], conn: multiprocessing.connection.Connection, host_end: Any,
-                 niceness: int, *args: Any) -> None:
+                 host: int, niceness: int, *args: Any) -> None:
     """What every worker does before its own code: let go of the host's end of the pipe (so the
     host's death reads as the end of input here), lower its priority if asked (helpers: the
     main search and the host's event loop go first when cores are short), ignore SIGINT, point
-    stdout at stderr and stdin at nothing, and watch its parent."""
+    stdout at stderr and stdin at nothing, and watch its host (pid `host`) and its parent."""
     if host_end is not None:
         host_end.close()
     if niceness and sys.platform != "win32":
         os.nice(niceness)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _detach_stdio()
-    _exit_with_parent(os.getppid())
+    _exit_with_host(host, os.getppid())
     target(conn, *args)
 
 
-def _exit_with_parent(parent: int) -> None:
-    """A worker must not outlive its host: a thread checks every quarter second that the
-    parent is still there and ends the process at once when it is gone."""
+def _exit_with_host(host: int, parent: int) -> None:
+    """A worker must not outlive its host: a thread ends the process at once when the host or
+    the parent is gone. They differ under `forkserver`: the parent is the server, and the server
+    lives as long as any worker it forked does (each holds its "host alive" pipe), so watching
+    the parent alone would keep a busy worker and the server alive for each other. Where the
+    system gives a descriptor for a process (Linux's pidfd), the watch wakes when the host ends;
+    elsewhere it asks every quarter second (on Windows, where `os.kill` would end the host and
+    no forkserver runs, it watches the parent alone)."""
+    try:
+        host_ended: int | None = os.pidfd_open(host)  # readable once the host has ended
+    except ProcessLookupError:
+        os._exit(0)  # ended already
+    except (AttributeError, OSError):  # not Linux, or a kernel or sandbox without pidfds
+        host_ended = None
+
+    def host_is_gone() -> bool:
+        if host_ended is not None:
+            return bool(select.select([host_ended], [], [], PARENT_CHECK_SECONDS)[0])
+        time.sleep(PARENT_CHECK_SECONDS)
+        if sys.platform == "win32":
+            return False
+        try:
+            os.kill(host, 0)  # signal 0: only asks whether the process is there
+        except ProcessLookupError:
+            return True
+        except OSError:  # there, but not ours to signal
+            pass
+        return False
 
     def watch() -> None:
         while True:
-            time.sleep(PARENT_CHECK_SECONDS)
-            if os.getppid() != parent:
+            if host_is_gone() or os.getppid() != parent:
                 os._exit(0)
 
-    threading.Thread(target=watch, name="cb-async-parent-watch", daemon=True).start()
+    threading.Thread(target=watch, name="cb-async-host-watch", daemon=True).start()
 
 
 def _detach_stdio() -> None:

@@ -1,10 +1,17 @@
 """`cb-async eval-data`: the training set is the same from the same seed, however many workers
-make it, and an interrupted run resumes without losing or repeating a game."""
+make it, and an interrupted run resumes without losing or repeating a game. Its workers are our
+worker processes like any other: they end with their host, however it ends, and so do their
+Stockfish processes; a worker whose engine dies ends the run with one line."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import chess
@@ -77,3 +84,195 @@ def test_a_file_made_by_another_job_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps({"eval-data": 1, "seed": 1, "nodes": 5000, "engine": "Stockfish 15.1"}) + "\n")
     with pytest.raises(UsageError, match="made by another job"):
         DataFile(path, {"eval-data": 1, "seed": 2, "nodes": 5000, "engine": "Stockfish 15.1"}).open()
+
+
+# -- the worker processes ------------------------------------------------------------------------
+
+on_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from Linux's /proc")
+
+
+def _process_tree(root: int) -> set[int]:
+    """Every process below `root` at this moment: its children, theirs, and so on."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # ended while we looked
+            children.setdefault(parent, []).append(int(entry.name))
+    found: set[int] = set()
+    waiting = [root]
+    while waiting:
+        for child in children.get(waiting.pop(), []):
+            if child not in found:
+                found.add(child)
+                waiting.append(child)
+    return found
+
+
+def _process_group(group: int) -> set[int]:
+    """Every process of process group `group` at this moment (a run and what it started there)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2]) == group:
+                    found.add(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue  # ended while we looked
+    return found
+
+
+def _name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_for_the_end_of(pids: set[int], seconds: float) -> dict[int, str]:
+    """Wait until none of `pids` lives, or `seconds` pass; those still alive, with their names."""
+    deadline = time.monotonic() + seconds
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return {pid: _name(pid) for pid in pids if _alive(pid)}
+
+
+def _start_eval_data(out: Path, games: int, nodes: int = 300, engine: str | None = STOCKFISH) -> subprocess.Popen[str]:
+    """`cb-async eval-data` with two workers, in a process group of its own (as a shell runs a
+    command), with SIGINT at its default (a test runner may run us with it ignored)."""
+    assert engine is not None
+    return subprocess.Popen(
+        [sys.executable, "-m", "cb_async", "eval-data", "--seed", "3", "--games", str(games), "--nodes", str(nodes),
+         "--workers", "2", "--engine", engine, "--out", str(out)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def _wait_mid_run(host: subprocess.Popen[str], out: Path, finished: int) -> set[int]:
+    """Wait until both workers' Stockfish run and `out` holds `finished` games; the host's
+    processes then (the forkserver, the workers, their Stockfish)."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert host.poll() is None, "the run ended before it could be stopped"
+        assert time.monotonic() < deadline, "the run did not get going"
+        tree = _process_tree(host.pid)
+        engines = [pid for pid in tree if _name(pid) == "stockfish"]
+        if len(engines) == 2 and out.exists() and out.read_bytes().count(b"\n") >= 1 + finished:
+            return tree
+        time.sleep(0.02)
+
+
+def _clean_up(host: subprocess.Popen[str], tree: set[int]) -> None:
+    """What a failing test leaves behind: killed, so that it does not outlive the test run."""
+    if host.poll() is None:
+        host.kill()
+    host.wait()
+    if host.stderr is not None:
+        host.stderr.close()
+    for pid in tree:
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+@on_linux
+@needs_stockfish
+def test_the_workers_and_their_stockfish_end_with_a_host_killed_by_sigkill(tmp_path: Path) -> None:
+    """A host killed by SIGKILL says nothing to its workers. Each worker's orphan watch
+    (`worker_entry`) ends it within a fraction of a second, busy or not, and its Stockfish ends
+    at the end of its input. (A worker without the watch plays on: at this node budget a move
+    takes Stockfish many seconds.)"""
+    out = tmp_path / "killed.jsonl"
+    host = _start_eval_data(out, games=500, nodes=50_000_000)
+    tree: set[int] = set()
+    try:
+        tree = _wait_mid_run(host, out, finished=0)
+        host.send_signal(signal.SIGKILL)
+        host.wait(timeout=5)
+        assert _wait_for_the_end_of(tree, 5) == {}, "outlived their host"
+    finally:
+        _clean_up(host, tree)
+
+
+@on_linux
+@needs_stockfish
+def test_ctrl_c_ends_every_worker_and_keeps_the_finished_games_for_a_resume(tmp_path: Path) -> None:
+    assert STOCKFISH is not None
+    out = tmp_path / "interrupted.jsonl"
+    host = _start_eval_data(out, games=500)
+    tree: set[int] = set()
+    try:
+        tree = _wait_mid_run(host, out, finished=1)
+        os.killpg(host.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
+        _, stderr = host.communicate(timeout=10)
+        assert host.returncode == 130
+        assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+        assert _wait_for_the_end_of(tree, 5) == {}, "outlived the interrupted run"
+    finally:
+        _clean_up(host, tree)
+    kept = set(games(out))
+    assert kept
+    last = max(kept)
+    job = Job(seed=3, nodes=300, engine=STOCKFISH)
+    generate(job, out, games=last + 1, workers=2, progress=False)  # plays only the games missing
+    assert sorted(games(out)) == list(range(last + 1))
+    assert out.read_text().count("\n") == last + 2
+
+
+#: An engine that answers like Stockfish until it dies: at its first search, or as it starts
+#: (after a first start, the host's, which only asks its name).
+DYING_ENGINE = """#!{python}
+import os, sys
+
+if {death!r} == "as it starts" and os.path.exists({started!r}):
+    sys.exit(1)
+open({started!r}, "a").close()
+for line in sys.stdin:
+    word = (line.split() or [""])[0]
+    if word == "uci":
+        print("id name Dying 1", flush=True)
+        print("uciok", flush=True)
+    elif word == "isready":
+        print("readyok", flush=True)
+    elif word == "go" or word == "quit":
+        sys.exit(1)
+"""
+
+
+@on_linux
+@pytest.mark.parametrize("death", ["as it starts", "at its first search"])
+def test_a_worker_whose_engine_dies_ends_the_run_with_one_line(tmp_path: Path, death: str) -> None:
+    engine = tmp_path / "engine"
+    engine.write_text(DYING_ENGINE.format(python=sys.executable, death=death, started=str(tmp_path / "started")))
+    engine.chmod(0o755)
+    out = tmp_path / "data.jsonl"
+    host = _start_eval_data(out, games=4, engine=str(engine))
+    left: dict[int, str] = {}
+    try:
+        _, stderr = host.communicate(timeout=30)  # neither a hang nor a pool that restarts for ever
+        left = _wait_for_the_end_of(_process_group(host.pid), 5)
+    finally:
+        _clean_up(host, set())
+        try:
+            os.killpg(host.pid, signal.SIGKILL)  # a worker the run left behind, if any
+        except OSError:
+            pass
+    assert left == {}, "outlived the failed run"
+    waited_for = "uciok" if death == "as it starts" else "bestmove"
+    assert host.returncode == 2 and "Traceback" not in stderr, stderr
+    lines = stderr.splitlines()
+    assert len(lines) == 2 and lines[0] == f"eval-data: writing {out}", stderr
+    assert lines[1].startswith("cb-async eval-data: worker ") and f"while we waited for '{waited_for}'" in lines[1]
+    assert lines[1].endswith(f"kept in {out}, and the same command resumes")

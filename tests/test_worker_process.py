@@ -24,7 +24,7 @@ from cb_async.lazy_smp_helpers import HelperPool
 from cb_async.limits import Limits
 from cb_async.runner import ProcessRunner
 from cb_async.search.settings import SearchSettings
-from cb_async.worker_process import QUICK_DEATHS_TO_GIVE_UP, QuickDeaths, WorkerProcess
+from cb_async.worker_process import QUICK_DEATHS_TO_GIVE_UP, START_METHOD_VARIABLE, QuickDeaths, WorkerProcess
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and signals: Linux")
 
@@ -93,6 +93,52 @@ def test_a_worker_ends_with_its_killed_host(user: str, tmp_path: Path) -> None:
         host.wait()
         if host.stdout is not None:
             host.stdout.close()
+
+
+#: A host whose worker is busy in its own code and never reads its pipe (a search, a game): the
+#: end of the pipe cannot tell it that the host is gone, only the orphan watch can.
+BUSY_HOST = """
+import time
+from cb_async.worker_process import WorkerProcess, start_context
+
+def busy(conn):
+    conn.send("busy")
+    time.sleep(3600)
+
+if __name__ == "__main__":
+    worker = WorkerProcess(start_context(), busy, (), "busy worker")
+    worker.start()
+    assert worker.conn is not None and worker.conn.recv() == "busy"
+    print(worker.pid, flush=True)
+    time.sleep(3600)
+"""
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+def test_a_busy_worker_ends_with_its_killed_host_whatever_the_start_method(method: str, tmp_path: Path) -> None:
+    """Under `forkserver` the worker's parent is the server, not the host, and the server lives
+    as long as any of its workers does: the watch follows the host itself."""
+    script = tmp_path / "host.py"
+    script.write_text(BUSY_HOST)
+    host = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, START_METHOD_VARIABLE: method})
+    pid = 0
+    try:
+        assert host.stdout is not None
+        pid = int(host.stdout.readline())
+        host.send_signal(signal.SIGKILL)
+        host.wait(5)
+        deadline = time.monotonic() + 5
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not _alive(pid), f"a busy worker started by {method} outlived its host"
+    finally:
+        host.kill()
+        host.wait()
+        if host.stdout is not None:
+            host.stdout.close()
+        if pid and _alive(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _descriptors() -> set[str]:

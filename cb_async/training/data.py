@@ -18,9 +18,11 @@ line per finished game, written with a single `write` to an append-only descript
 is interrupted leaves at most one torn last line, which the next run with the same job drops;
 it then plays only the games that are missing. A file made for another job is refused.
 
-Each worker is a process of its own (`worker_process.start_context`) driving its own Stockfish
-by UCI lines, and with `--player-nodes` cb-async's own search too, which needs a core of its
-own as much as Stockfish does; the main process alone writes the file and prints progress.
+Each worker is a process of its own driving its own Stockfish by UCI lines, and with
+`--player-nodes` cb-async's own search too, which needs a core of its own as much as Stockfish
+does. The workers are `cb_async.worker_process.WorkerProcess`es, started, watched and ended as
+every worker process of ours is (`data_workers.py`: the messages, the worker's loop, handing
+out the games); the main process alone writes the file and prints progress.
 """
 
 from __future__ import annotations
@@ -88,13 +90,17 @@ class Job:
 
 
 class StockfishDriver:
-    """One UCI engine process, driven by lines: `search(fen)` -> (score cp or None, best move)."""
+    """One UCI engine process, driven by lines: `search(fen)` -> (score cp or None, best move).
+
+    The engine runs in a session of its own, out of reach of a terminal's Ctrl-C: the host of
+    the run decides what Ctrl-C does, and the engine ends with whoever drives it (the end of its
+    input is its `quit`)."""
 
     def __init__(self, command: str, nodes: int) -> None:
         self.nodes = nodes
         self.process = subprocess.Popen(
             [command], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, bufsize=1,
+            text=True, bufsize=1, start_new_session=True,
         )
         self.name = ""
         self._send("uci")
@@ -276,27 +282,11 @@ class CbAsyncPlayer:
         return move
 
 
-_worker: tuple[StockfishDriver, Job, list[str], CbAsyncPlayer | None] | None = None
-
-
-def _start_worker(job: Job) -> None:
-    """A worker process's own Stockfish (and cb-async player), kept for all its games. The
-    Stockfish process ends with the worker: its input closes."""
-    global _worker
-    player = CbAsyncPlayer(job.player_nodes) if job.player_nodes else None
-    _worker = (StockfishDriver(job.engine, job.nodes), job, openings(), player)
-
-
-def _play(index: int) -> dict[str, object]:
-    assert _worker is not None, "_start_worker runs first"
-    driver, job, lines, player = _worker
-    return play_game(driver, job.seed, index, lines, player)
-
-
 def generate(job: Job, out: Path, games: int, workers: int, progress: bool = True) -> int:
     """Make games 0 .. games-1 of `job` into `out`, skipping those it already holds; return the
-    number of positions the file holds at the end."""
-    from cb_async.worker_process import start_context
+    number of positions the file holds at the end. Raises `data_workers.WorkerFailed` when a
+    worker cannot play; the games finished by then stay in the file."""
+    from cb_async.training.data_workers import DataWorkers  # here: it imports this module
 
     probe = StockfishDriver(job.engine, job.nodes)
     data = DataFile(out, job.header(probe.name))
@@ -308,8 +298,8 @@ def generate(job: Job, out: Path, games: int, workers: int, progress: bool = Tru
     finished = 0
     last_report = 0.0
     try:
-        with start_context().Pool(workers, initializer=_start_worker, initargs=(job,)) as pool:
-            for record in pool.imap_unordered(_play, todo):
+        with DataWorkers(job, min(workers, len(todo))) as players:
+            for record in players.play(todo):
                 data.append(record)
                 finished += 1
                 positions += len(record["positions"])  # type: ignore[arg-type]
@@ -345,5 +335,10 @@ def run(args: argparse.Namespace) -> int:
     player = f"-player-{args.player_nodes}" if args.player_nodes else ""
     out = args.out or default_cache() / f"seed-{args.seed}-nodes-{args.nodes}{player}.jsonl"
     print(f"eval-data: writing {out}", file=sys.stderr)
-    generate(Job(args.seed, args.nodes, engine, args.player_nodes), out, args.games, args.workers)
+    from cb_async.training.data_workers import WorkerFailed  # here: it imports this module
+
+    try:
+        generate(Job(args.seed, args.nodes, engine, args.player_nodes), out, args.games, args.workers)
+    except WorkerFailed as error:
+        raise UsageError(f"{error}; the games finished are kept in {out}, and the same command resumes") from None
     return 0
