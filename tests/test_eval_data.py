@@ -86,6 +86,15 @@ def test_a_file_made_by_another_job_is_refused(tmp_path: Path) -> None:
         DataFile(path, {"eval-data": 1, "seed": 2, "nodes": 5000, "engine": "Stockfish 15.1"}).open()
 
 
+def test_a_data_files_header_names_the_command_that_made_it() -> None:
+    # The net file's provenance is built from these headers: a set cb-async played must say so.
+    from cb_async.training.train import data_arguments
+
+    for player, expected in ((0, "--seed 3 --nodes 700"), (500, "--seed 3 --nodes 700 --player-nodes 500")):
+        header = Job(seed=3, nodes=700, engine="stockfish", player_nodes=player).header("Stockfish 15.1")
+        assert data_arguments(json.loads(json.dumps(header))) == expected
+
+
 # -- the worker processes ------------------------------------------------------------------------
 
 on_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from Linux's /proc")

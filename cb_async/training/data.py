@@ -85,8 +85,19 @@ class Job:
     def header(self, engine_name: str) -> dict[str, object]:
         header: dict[str, object] = {"eval-data": FORMAT, "seed": self.seed, "nodes": self.nodes, "engine": engine_name}
         if self.player_nodes:
-            header["player"] = f"cb-async at {self.player_nodes} nodes"
+            header["player"] = PLAYER.format(self.player_nodes)
         return header
+
+
+#: How a header names cb-async as the player (`--player-nodes`).
+PLAYER = "cb-async at {} nodes"
+
+
+def player_nodes(header: dict[str, object]) -> int:
+    """The `--player-nodes` a data file was made with, from its header (0: Stockfish played)."""
+    player = str(header.get("player", ""))
+    prefix, _, suffix = PLAYER.partition("{}")
+    return int(player.removeprefix(prefix).removesuffix(suffix)) if player else 0
 
 
 class StockfishDriver:

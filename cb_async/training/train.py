@@ -31,6 +31,7 @@ import chess
 from cb_async.cli import UsageError, whole_number
 from cb_async.search.evaluation import blend, evaluate_from_scratch
 from cb_async.search.network import FEATURES, INPUTS, PLAIN, dumps, features
+from cb_async.training.data import player_nodes
 from cb_async.training.pack import FloatNet, build
 
 #: The logistic's scale: centipawns at which the expected score is about 73%.
@@ -255,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
     headers = data["headers"]
     trained = int((~data["held"] & ~data.get("transfer", data["held"] & False)).sum())
     header = {
-        "data": "cb-async eval-data " + "; ".join(f"--seed {h['seed']} --nodes {h['nodes']}" for h in headers)
+        "data": "cb-async eval-data " + "; ".join(data_arguments(h) for h in headers)
                 + f" ({int(data['games'])} games)",
         "labels": "; ".join(f"{h['engine']} at {h['nodes']} nodes" for h in headers),
         "data-sha256": data["hash"],
@@ -269,6 +270,14 @@ def run(args: argparse.Namespace) -> int:
     print(f"eval-train: wrote {args.out} ({network.weights.units} units, shift {network.shift}) "
           f"in {time.monotonic() - started:.0f} s", file=sys.stderr)
     return 0
+
+
+def data_arguments(header: dict[str, Any]) -> str:
+    """The `eval-data` arguments that made a data file, from its header: seed, label budget, and
+    the nodes of cb-async's own moves when it chose them."""
+    words = f"--seed {header['seed']} --nodes {header['nodes']}"
+    nodes = player_nodes(header)
+    return words + f" --player-nodes {nodes}" if nodes else words
 
 
 def training_command(args: argparse.Namespace) -> str:
