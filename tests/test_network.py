@@ -55,6 +55,19 @@ SPECIAL_FENS = (
 )
 
 
+def mirrored_net() -> Network:
+    """A small net with mirrored inputs (random weights: the packing, not the play, is tested)."""
+    return build(random_float_net(16, seed=21), clamp=600, inputs=MIRROR)
+
+
+def plain_net() -> Network:
+    return build(random_float_net(16, seed=21), clamp=600)
+
+
+#: The shipped net and one of each kind of inputs: every certification runs on each.
+NETS = {"built-in": default, "plain": plain_net, "mirror": mirrored_net}
+
+
 class CheckingNetwork(Network):
     """A net that checks, at every evaluation inside a search, that the accumulator the search
     carried down equals the one built from the search's board as it stands, and counts the
@@ -108,8 +121,9 @@ def test_the_built_in_net_is_certified_and_says_where_it_came_from() -> None:
     assert sum(net.weights.gains) <= MAX_GAIN_SUM
 
 
-def test_every_lane_of_every_position_stays_inside_its_guard_bit() -> None:
-    net = default()
+@pytest.mark.parametrize("kind", NETS)
+def test_every_lane_of_every_position_stays_inside_its_guard_bit(kind: str) -> None:
+    net = NETS[kind]()
     count = 2 * net.weights.units
     bounds = lane_bounds(net.weights)
     assert all(0 <= low <= high < 1 << VALUE_BITS for low, high in bounds)
@@ -137,18 +151,13 @@ def test_the_gains_must_fit_the_modular_sum() -> None:
         certify(too_much)
 
 
-def mirrored_net() -> Network:
-    """A small net with mirrored inputs (random weights: the packing, not the play, is tested)."""
-    return build(random_float_net(16, seed=21), clamp=600, inputs=MIRROR)
-
-
 @pytest.mark.parametrize("chess960", [False, True])
-@pytest.mark.parametrize("inputs", ["plain", "mirror"])
-def test_the_searchs_accumulators_equal_the_ones_built_from_scratch(chess960: bool, inputs: str) -> None:
+@pytest.mark.parametrize("kind", NETS)
+def test_the_searchs_accumulators_equal_the_ones_built_from_scratch(chess960: bool, kind: str) -> None:
     # Every node's accumulator, carried down through quiet moves, captures, castling, en
     # passant, promotions, null moves and (mirrored) kings changing half, against the one
     # built from the board at that node.
-    checking = CheckingNetwork(default() if inputs == "plain" else mirrored_net())
+    checking = CheckingNetwork(NETS[kind]())
     searcher = Searcher()
     searcher.network = checking
     boards = random_positions(30, seed=5 + chess960, chess960=chess960)
@@ -161,9 +170,9 @@ def test_the_searchs_accumulators_equal_the_ones_built_from_scratch(chess960: bo
     assert all(checking.special.values()), checking.special
 
 
-@pytest.mark.parametrize("inputs", ["plain", "mirror"])
-def test_the_correction_is_exactly_antisymmetric(inputs: str) -> None:
-    net = default() if inputs == "plain" else mirrored_net()
+@pytest.mark.parametrize("kind", NETS)
+def test_the_correction_is_exactly_antisymmetric(kind: str) -> None:
+    net = NETS[kind]()
     for board in random_positions(500, seed=7) + random_positions(100, seed=8, chess960=True):
         mirror = board.mirror()
         assert net.white_value(net.accumulate(board)) == -net.white_value(net.accumulate(mirror))
@@ -183,15 +192,6 @@ def test_mirrored_inputs_see_a_position_and_its_left_right_mirror_alike() -> Non
     board = chess.Board("8/8/8/8/8/8/8/1K4k1 w - - 0 1")
     assert net.accumulate(board) >> net.state_shift == 2
     assert net.accumulate(board.transform(chess.flip_horizontal)) >> net.state_shift == 1
-
-
-def test_a_mirrored_net_keeps_its_lanes_inside_their_guard_bits() -> None:
-    net = mirrored_net()
-    bounds = lane_bounds(net.weights)
-    count = 2 * net.weights.units
-    for board in random_positions(200, seed=23) + random_positions(50, seed=24, chess960=True):
-        values = lanes(net.accumulate(board), count)
-        assert all(low <= value <= high for value, (low, high) in zip(values, bounds))
 
 
 @pytest.mark.parametrize("inputs", ["plain", "mirror"])
