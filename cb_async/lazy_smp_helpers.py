@@ -28,7 +28,8 @@ from multiprocessing import shared_memory
 from typing import TYPE_CHECKING, Any
 
 from cb_async.search.worker import (
-    HELPER_NICENESS, DoneReply, NewGameRequest, QuitRequest, ReadyReply, Reply, SearchRequest, worker_main,
+    HELPER_NICENESS, DoneReply, NewGameRequest, PrepareRequest, QuitRequest, ReadyReply, Reply, SearchRequest,
+    worker_main,
 )
 from cb_async.worker_process import QuickDeaths, WorkerProcess
 
@@ -55,7 +56,7 @@ def shared_table_bytes(megabytes: int) -> int:
 class _Helper:
     """One helper process (a `WorkerProcess`) and the thread that starts it."""
 
-    def __init__(self, pool: HelperPool, number: int) -> None:
+    def __init__(self, pool: HelperPool, number: int, eval_file: str) -> None:
         import anyio
 
         self.pool = pool
@@ -66,7 +67,8 @@ class _Helper:
         self.dead = False
         self.retired = False
         self._lock = threading.Lock()
-        self.worker = WorkerProcess(pool.context, worker_main, (pool.control,), f"cb-async-helper-{number}",
+        # It builds the search's net while it warms up, before it joins any search.
+        self.worker = WorkerProcess(pool.context, worker_main, (pool.control, eval_file), f"cb-async-helper-{number}",
                                     niceness=HELPER_NICENESS)
         self.started = False
         self.acks: dict[int, anyio.Event] = {}
@@ -116,7 +118,7 @@ class _Helper:
         self.worker.release()
         self.pool.helper_died(self)
 
-    def send(self, message: SearchRequest | NewGameRequest) -> bool:
+    def send(self, message: SearchRequest | NewGameRequest | PrepareRequest) -> bool:
         return self.ready and self.worker.send(message)
 
     def retire(self) -> None:
@@ -175,7 +177,7 @@ class HelperPool:
         if self.broken:
             return
         while len(self._helpers) < count:
-            self._helpers.append(_Helper(self, len(self._helpers) + 1))
+            self._helpers.append(_Helper(self, len(self._helpers) + 1, request.settings.eval_file))
         for helper in self._helpers:
             helper.send(dataclasses.replace(request, helper=helper.number))
 
@@ -186,6 +188,16 @@ class HelperPool:
         return self.helpers
 
     async def new_game(self) -> None:
+        await self._ask_all(NewGameRequest)
+
+    async def prepare(self, eval_file: str) -> None:
+        """Until every helper has built the net of `eval_file`: a helper that built it in its
+        first search would clear the table it shares with the main search (a new net's scores
+        are not the old one's), in the middle of that search."""
+        await self._ask_all(lambda ack_id: PrepareRequest(ack_id, eval_file))
+
+    async def _ask_all(self, request: Callable[[int], NewGameRequest | PrepareRequest]) -> None:
+        """Send each helper `request(ack_id)` and wait for every acknowledgement."""
         import anyio
 
         waits: list[anyio.Event] = []
@@ -193,7 +205,7 @@ class HelperPool:
             ack_id = next(self._ids)
             done = anyio.Event()
             helper.acks[ack_id] = done
-            if helper.send(NewGameRequest(ack_id)):
+            if helper.send(request(ack_id)):
                 waits.append(done)
             else:
                 helper.acks.pop(ack_id, None)

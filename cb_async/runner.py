@@ -27,9 +27,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cb_async.lazy_smp_helpers import HelperPool
+from cb_async.search.eval_file import DEFAULT_EVAL_FILE
 from cb_async.search.worker import (
-    CONTROL_SLOTS, DEADLINE_ID, STOPPED_ID, DoneReply, FailedReply, InfoReply, NewGameRequest, QuitRequest,
-    ReadyReply, Reply, ResultReply, SearchRequest, stop_search, worker_main, write_deadlines,
+    CONTROL_SLOTS, DEADLINE_ID, STOPPED_ID, DoneReply, FailedReply, InfoReply, NewGameRequest, PrepareRequest,
+    QuitRequest, ReadyReply, Reply, ResultReply, SearchRequest, stop_search, worker_main, write_deadlines,
 )
 from cb_async.worker_process import (
     START_METHOD_VARIABLE, QuickDeaths, WorkerProcess, default_context, start_context,
@@ -66,6 +67,8 @@ WARM_UP_LIMIT = 10.0
 #: How long a worker may take to clear its table before it counts as stalled and is replaced:
 #: clearing the largest table (Hash 4096, 16M slots) takes about 50 ms.
 CLEAR_GRACE = 1.0
+#: How long setting `EvalFile` waits for the worker to build the net, in seconds.
+PREPARE_GRACE = 5.0
 
 
 class SearchHandle(Protocol):
@@ -116,6 +119,10 @@ class SearchRunner(Protocol):
     async def wait_ready(self) -> None:
         """Until the searches can start at full speed (the worker has loaded and warmed up);
         `WorkerDied` if the worker could not start at all."""
+
+    async def prepare(self, eval_file: str) -> None:
+        """Until the worker has built the net of `eval_file` (the `EvalFile` option): what a
+        search would otherwise do in its own time."""
 
 
 class _RunningSearch:
@@ -195,7 +202,9 @@ class ProcessRunner:
         self._warming = False
         #: The thread starting a replacement worker, and what waits to be sent to it.
         self._starting: threading.Thread | None = None
-        self._queued: list[SearchRequest | NewGameRequest] = []
+        self._queued: list[SearchRequest | NewGameRequest | PrepareRequest] = []
+        #: The `EvalFile` the worker was last told to prepare: a new worker builds its net first.
+        self._eval_file = DEFAULT_EVAL_FILE
         self._closed = False
         self.restarts = 0
         self._deaths = QuickDeaths()
@@ -209,7 +218,8 @@ class ProcessRunner:
     # -- life cycle -------------------------------------------------------------------------
 
     def _new_worker(self, context: Any) -> WorkerProcess:
-        return WorkerProcess(context, worker_main, (self.control,), "cb-async-search")
+        # A replacement builds the net in its warm-up too, not in the first search it is sent.
+        return WorkerProcess(context, worker_main, (self.control, self._eval_file), "cb-async-search")
 
     def start(self) -> None:
         """Start the worker process. With `fork` this is cheap, and it is best done before the
@@ -255,7 +265,7 @@ class ProcessRunner:
         for message in queued:
             self._send(message)
 
-    def _send(self, message: SearchRequest | NewGameRequest) -> bool:
+    def _send(self, message: SearchRequest | NewGameRequest | PrepareRequest) -> bool:
         """Send to the worker, or keep it for the worker being started; False if the pipe broke."""
         if self._starting is not None:
             self._queued.append(message)
@@ -363,6 +373,25 @@ class ProcessRunner:
             self._replace_worker()
         if self._pool is not None:
             await self._pool.new_game()
+
+    async def prepare(self, eval_file: str) -> None:
+        import anyio
+
+        if eval_file == self._eval_file:
+            return
+        self._eval_file = eval_file
+        ack_id = next(self._ids)
+        done = anyio.Event()
+        self._pending_acks[ack_id] = done
+        if not self._send(PrepareRequest(ack_id, eval_file)):
+            self._pending_acks.pop(ack_id, None)
+            return
+        # A net takes a fraction of a second to build; past the grace the next search waits in
+        # the worker's queue behind it, as it would have anyway.
+        with anyio.move_on_after(PREPARE_GRACE):
+            await done.wait()
+        if self._pool is not None:
+            await self._pool.prepare(eval_file)
 
     # -- replies from the worker, on the loop -----------------------------------------------
 

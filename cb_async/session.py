@@ -622,6 +622,10 @@ class Session:
                 self.setup.options[name] = value
         if self.setup.clear_hash_pending and self.search is None:
             await self._clear_hash()
+        if "EvalFile" in parsed and self.search is None:
+            # The net is built now, before the GUI's `isready` is answered, not in the first
+            # search's time (a running search's successor builds it in its own time).
+            await self._runner.prepare(SearchSettings.from_options(self.setup.options).eval_file)
         self._emit(OptionsSet(parsed, tag))
 
     def _fitting_hash(self, wanted: int) -> int:

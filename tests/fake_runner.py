@@ -105,6 +105,8 @@ class FakeRunner:
         self.new_games = 0
         #: Workers replaced because a search was abandoned.
         self.replacements = 0
+        #: The `EvalFile` values the session asked the worker to build a net for.
+        self.prepared: list[str] = []
 
     @property
     def active(self) -> FakeSearch | None:
@@ -127,3 +129,6 @@ class FakeRunner:
 
     async def wait_ready(self) -> None:
         pass
+
+    async def prepare(self, eval_file: str) -> None:
+        self.prepared.append(eval_file)

@@ -383,6 +383,23 @@ async def test_options_are_all_or_nothing_and_wait_for_the_next_search() -> None
         await harness.send(Quit())
 
 
+async def test_setting_evalfile_has_the_net_built_before_the_option_is_acknowledged() -> None:
+    # Built in the first search's time instead, a large net made fast games' first moves late.
+    async with anyio.create_task_group() as tg:
+        harness = Harness(tg)
+        await harness.send(SetOptions((("Hash", "32"),)))
+        assert harness.runner.prepared == []
+        await harness.send(SetOptions((("EvalFile", ""),)))
+        assert harness.runner.prepared == [""]
+        assert isinstance(harness.events[-1], OptionsSet)
+        await harness.send(Go(Limits(infinite=True)), SetOptions((("EvalFile", "none"),)))
+        assert harness.runner.prepared == [""]  # not while searching: the next search builds it
+        assert harness.runner.searches[-1].settings.eval_file == ""
+        await harness.send(Stop(), Go(Limits(depth=1)))
+        assert harness.runner.searches[-1].settings.eval_file == "none"
+        await harness.send(Quit())
+
+
 async def test_new_game_clears_the_hash() -> None:
     async with anyio.create_task_group() as tg:
         harness = Harness(tg)

@@ -9,7 +9,9 @@ real worker under SIGSTOP is `conformance/test_faults.py`; here the scripted run
 from __future__ import annotations
 
 import os
+import random
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -231,5 +233,32 @@ async def test_a_worker_still_loading_is_not_replaced_but_skips_the_abandoned_se
         with anyio.fail_after(30):
             result = await handle.result()  # the abandoned infinite search was stopped before it began
         assert result.best_move in chess.Board().legal_moves and runner.restarts == 0
+    finally:
+        await anyio.to_thread.run_sync(runner.close)
+
+
+async def test_the_net_set_by_evalfile_is_built_before_the_first_search(tmp_path: Path) -> None:
+    # `prepare` has the worker build the net then; the first search uses it as built, so it
+    # does not read the file (gone here) in its own time. A worker that replaced a stalled one
+    # builds it in its warm-up, which no stall rule cuts short.
+    from cb_async.search.network import dumps
+    from cb_async.training.pack import FloatNet, build
+
+    rng = random.Random(3)
+    small = FloatNet([[rng.gauss(0.0, 0.1) for _ in range(4)] for _ in range(768)], [0.5] * 4, [20.0] * 4)
+    path = tmp_path / "small.net"
+    path.write_text(dumps(build(small, clamp=200).weights, {"data": "test"}))
+    runner = ProcessRunner()
+    try:
+        await runner.attach()
+        await runner.wait_ready()
+        await runner.prepare(str(path))
+        path.unlink()
+        ended = anyio.Event()
+        handle = runner.begin(chess.Board(), Limits(depth=2), hash_mb=16, settings=SearchSettings(eval_file=str(path)),
+                              deadlines=None, on_info=lambda info: None, on_end=lambda search_id: ended.set())
+        with anyio.fail_after(30):
+            result = await handle.result()
+        assert result.best_move in chess.Board().legal_moves
     finally:
         await anyio.to_thread.run_sync(runner.close)

@@ -22,7 +22,7 @@ import chess
 
 from cb_async.search import book, tablebase
 from cb_async.search.eval_file import DEFAULT_EVAL_FILE, resolve
-from cb_async.search.network import Network
+from cb_async.search.network import Network, NetworkError
 from cb_async.search.levels import level_for
 from cb_async.limits import Limits
 from cb_async.results import Score, SearchInfo, SearchResult, Source
@@ -63,6 +63,14 @@ class MoveSources:
             self._network = resolve(eval_file)
             self._network_file = eval_file
         return self._network
+
+    def prepare(self, eval_file: str) -> None:
+        """Build the net of `eval_file` and give it to the searcher now, so that the next search
+        does not pay for it. A file that went bad is left for that search to report."""
+        try:
+            self._evaluate_with(self.network(eval_file))
+        except NetworkError:
+            pass
 
     def _evaluate_with(self, net: Network | None) -> None:
         """Give the searcher `net`, forgetting what its table learnt with another evaluation."""

@@ -4,7 +4,7 @@ Everything here runs in (or talks to) the worker process that owns a `Searcher` 
 table; the host side is `cb_async.runner`. The two speak in small picklable dataclasses over a
 pipe, one type per message, dispatched with `match`:
 
-    host -> worker: SearchRequest, NewGameRequest, QuitRequest
+    host -> worker: SearchRequest, NewGameRequest, PrepareRequest, QuitRequest
     worker -> host: ReadyReply (once), InfoReply, ResultReply, FailedReply, DoneReply
 
 With `Threads` N > 1 the runner starts N - 1 more workers, Lazy SMP helpers: each gets the
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 from cb_async.search.control import StopToken
+from cb_async.search.eval_file import DEFAULT_EVAL_FILE
 from cb_async.search.settings import SearchSettings
 
 if TYPE_CHECKING:
@@ -73,6 +74,16 @@ class NewGameRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class PrepareRequest:
+    """Load what searches with this `EvalFile` need (its net) now, outside any clock: a net of
+    128 units takes a third of a second to build, more than a move's time at a fast clock.
+    Answered with `DoneReply(ack_id)`."""
+
+    ack_id: int
+    eval_file: str
+
+
+@dataclass(frozen=True, slots=True)
 class QuitRequest:
     pass
 
@@ -108,7 +119,7 @@ class ReadyReply:
     the next. (A worker that dies before it is ready could not start at all.)"""
 
 
-Request = Union[SearchRequest, NewGameRequest, QuitRequest]
+Request = Union[SearchRequest, NewGameRequest, PrepareRequest, QuitRequest]
 Reply = Union[InfoReply, ResultReply, FailedReply, DoneReply, ReadyReply]
 
 
@@ -165,23 +176,26 @@ class SharedStopToken(StopToken):
 HELPER_NICENESS = 5
 
 
-def worker_main(conn: multiprocessing.connection.Connection, control: Any) -> None:
+def worker_main(conn: multiprocessing.connection.Connection, control: Any, eval_file: str = DEFAULT_EVAL_FILE) -> None:
     """The worker process (after `cb_async.worker_process.worker_entry`, which every worker of
-    ours runs first): warm up, then receive requests, search, send infos and results. A host
-    that is gone (a GUI ended it, even while this worker was still warming up) ends the worker
-    quietly: nobody is left to read an answer or a traceback."""
+    ours runs first): load the net of `eval_file` and warm up, then receive requests, search,
+    send infos and results. A host that is gone (a GUI ended it, even while this worker was
+    still warming up) ends the worker quietly: nobody is left to read an answer or a traceback."""
     try:
-        _serve(conn, control)
+        _serve(conn, control, eval_file)
     except (BrokenPipeError, ConnectionResetError):
         pass
 
 
-def _serve(conn: multiprocessing.connection.Connection, control: Any) -> None:
+def _serve(conn: multiprocessing.connection.Connection, control: Any, eval_file: str) -> None:
     from cb_async.search import Searcher, history_keys
     from cb_async.search.sources import MoveSources
 
     searcher = Searcher()
     sources = MoveSources(searcher)
+    # Before the ready: a worker that replaces a stalled one is not abandoned while it warms up,
+    # so the net it needs is built then, not in the first search's time.
+    sources.prepare(eval_file)
     _warm_up(searcher)
     conn.send(ReadyReply())
     table = _Table(searcher)
@@ -220,6 +234,9 @@ def _serve(conn: multiprocessing.connection.Connection, control: Any) -> None:
                 conn.send(ResultReply(search_id, result))
             case NewGameRequest(ack_id=ack_id):
                 searcher.new_game()
+                conn.send(DoneReply(ack_id))
+            case PrepareRequest(ack_id=ack_id, eval_file=eval_file):
+                sources.prepare(eval_file)
                 conn.send(DoneReply(ack_id))
             case QuitRequest():
                 table.release()
