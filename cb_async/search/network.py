@@ -232,8 +232,6 @@ class Network:
             self._rows(white_flip, black_flip) if self.mirrored else self._rows(0, 0)
             for white_flip, black_flip in ((0, 0), (0, 7), (7, 0), (7, 7))
         )
-        #: The rows of plain inputs, or of both kings on the e- to h-files.
-        self.rows = self.rows_by_state[0]
         self.base = pack(weights.base_values())
         self.gain_sum = sum(weights.gains)
         every = pack([1] * count)

@@ -35,9 +35,11 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import chess
 
@@ -218,6 +220,28 @@ def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str],
         board.push(move)
         plies += 1
     return {"game": index, "result": result, "positions": kept}
+
+
+def file_header(path: Path) -> object:
+    """A data file's first line, parsed (None when it is not JSON): its job's header."""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        try:
+            return json.loads(handle.readline())
+        except ValueError:
+            return None
+
+
+def file_games(path: Path) -> Iterator[dict[str, Any]]:
+    """A data file's games in order, up to a torn last line (an interrupted run's: the journal
+    drops it and plays that game again), which ends the file for its readers too."""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        handle.readline()
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                return
+            yield record
 
 
 class DataFile:

@@ -20,7 +20,6 @@ packed net), so anyone with the engine can check a net: 20,000 positions take a 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import random
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from cb_async.cli import UsageError, whole_number
 from cb_async.search.eval_file import NONE, display_name, resolve_name
 from cb_async.search.evaluation import blend, evaluate_from_scratch
 from cb_async.search.network import Network, NetworkError
+from cb_async.training.data import file_games, file_header
 from cb_async.training.train import POWER, SCALE
 
 #: The shuffle's seed unless told: the one the figures in docs/strength.md were drawn with.
@@ -76,23 +76,15 @@ def read_positions(paths: list[Path]) -> list[Labelled]:
 
 
 def _file_positions(path: Path) -> list[Labelled]:
+    header = file_header(path)
+    if not isinstance(header, dict) or "eval-data" not in header:
+        raise UsageError(f"{path} is not an eval-data file (its first line is not eval-data's header)")
     found: list[Labelled] = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
+    for record in file_games(path):
         try:
-            header = json.loads(handle.readline())
-        except ValueError:
-            header = None
-        if not isinstance(header, dict) or "eval-data" not in header:
-            raise UsageError(f"{path} is not an eval-data file (its first line is not eval-data's header)")
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                break
-            try:
-                found.extend(Labelled(str(fen), int(label)) for fen, label in record["positions"])
-            except (KeyError, TypeError, ValueError, AttributeError):
-                raise UsageError(f"{path}: a game without a list of [FEN, label] positions") from None
+            found.extend(Labelled(str(fen), int(label)) for fen, label in record["positions"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise UsageError(f"{path}: a game without a list of [FEN, label] positions") from None
     return found
 
 

@@ -24,14 +24,14 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import chess
 
 from cb_async.cli import UsageError, whole_number
 from cb_async.search.evaluation import blend, evaluate_from_scratch
 from cb_async.search.network import FEATURES, INPUTS, PLAIN, dumps, features
-from cb_async.training.data import player_nodes
+from cb_async.training.data import file_games, file_header, player_nodes
 from cb_async.training.pack import FloatNet, build
 
 #: The logistic's scale: centipawns at which the expected score is about 73%.
@@ -76,27 +76,21 @@ def prepare(paths: list[Path], holdout: int, cache: Path | None, inputs: str = P
     held: list[bool] = []
     game_count = 0
     for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            handle.readline()
-            for line in handle:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    break
-                game = int(record["game"])
-                game_count += 1
-                white_result = float(record["result"])
-                for fen, label in record["positions"]:
-                    board = chess.Board(fen)
-                    mg, eg, phase = evaluate_from_scratch(board)
-                    us = features(board, board.turn, inputs)
-                    them = features(board, not board.turn, inputs)
-                    us_rows.append(us + [FEATURES] * (SLOTS - len(us)))
-                    them_rows.append(them + [FEATURES] * (SLOTS - len(them)))
-                    own.append(blend(board, mg, eg, phase))
-                    labels.append(label)
-                    results.append(white_result if board.turn else 1.0 - white_result)
-                    held.append(game % holdout == 0)
+        for record in file_games(path):
+            game = int(record["game"])
+            game_count += 1
+            white_result = float(record["result"])
+            for fen, label in record["positions"]:
+                board = chess.Board(fen)
+                mg, eg, phase = evaluate_from_scratch(board)
+                us = features(board, board.turn, inputs)
+                them = features(board, not board.turn, inputs)
+                us_rows.append(us + [FEATURES] * (SLOTS - len(us)))
+                them_rows.append(them + [FEATURES] * (SLOTS - len(them)))
+                own.append(blend(board, mg, eg, phase))
+                labels.append(label)
+                results.append(white_result if board.turn else 1.0 - white_result)
+                held.append(game % holdout == 0)
     arrays = {
         "us": np.array(us_rows, dtype=np.int64),
         "them": np.array(them_rows, dtype=np.int64),
@@ -113,11 +107,7 @@ def prepare(paths: list[Path], holdout: int, cache: Path | None, inputs: str = P
 
 
 def _headers(paths: list[Path]) -> list[dict[str, Any]]:
-    headers = []
-    for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            headers.append(json.loads(handle.readline()))
-    return headers
+    return [cast(dict[str, Any], file_header(path)) for path in paths]
 
 
 def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float, seed: int,
