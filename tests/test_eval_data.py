@@ -5,6 +5,7 @@ Stockfish processes; a worker whose engine dies ends the run with one line."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -285,3 +286,26 @@ def test_a_worker_whose_engine_dies_ends_the_run_with_one_line(tmp_path: Path, d
     assert len(lines) == 2 and lines[0] == f"eval-data: writing {out}", stderr
     assert lines[1].startswith("cb-async eval-data: worker ") and f"while we waited for '{waited_for}'" in lines[1]
     assert lines[1].endswith(f"kept in {out}, and the same command resumes")
+
+
+@on_linux
+def test_closing_the_driver_of_an_engine_that_died_closes_its_pipes_without_a_traceback(tmp_path: Path) -> None:
+    engine = tmp_path / "engine"
+    engine.write_text(DYING_ENGINE.format(python=sys.executable, death="at its first search",
+                                          started=str(tmp_path / "started")))
+    engine.chmod(0o755)
+    driver = StockfishDriver(str(engine), nodes=10)
+    with pytest.raises(RuntimeError, match="while we waited for 'bestmove'"):
+        driver.search(chess.STARTING_FEN)
+    driver.process.wait(timeout=10)  # the engine is gone before we ask it to quit
+    unraisable: list[object] = []
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        driver.close()
+        stdin = driver.process.stdin
+        del driver
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert stdin is not None and stdin.closed
+    assert unraisable == []

@@ -161,6 +161,9 @@ class StockfishDriver:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
+        """Ask the engine to quit and wait for it; kill it if it will not. Both pipes end closed
+        here, even to an engine that already died: a pipe left to the garbage collector would
+        flush its unsent `quit` into a broken pipe and print a traceback from the finalizer."""
         try:
             self._send("quit")
             self.process.stdin.close()  # type: ignore[union-attr]
@@ -169,7 +172,11 @@ class StockfishDriver:
             self.process.kill()
             self.process.wait()
         finally:
-            self.process.stdout.close()  # type: ignore[union-attr]
+            for pipe in (self.process.stdin, self.process.stdout):
+                try:
+                    pipe.close()  # type: ignore[union-attr]
+                except OSError:
+                    pass  # the unsent `quit` of an engine that is gone; the pipe is closed all the same
 
 
 def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str],
