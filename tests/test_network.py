@@ -13,7 +13,7 @@ import pytest
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
 from cb_async.search.network import (
-    FEATURES, MAX_GAIN_SUM, MIRROR, VALUE_BITS, Network, NetworkError, Weights, certify, default, dumps, features,
+    BIAS, FEATURES, MAX_GAIN_SUM, MIRROR, VALUE_BITS, Network, NetworkError, Weights, certify, default, dumps, features,
     lane_bounds, lanes, load, loads,
 )
 from cb_async.search.eval_file import resolve
@@ -270,3 +270,19 @@ def test_the_net_changes_the_search_and_none_restores_the_hand_written_one() -> 
     plain.network = None
     without = plain.search(board, (), Limits(depth=5), StopToken())
     assert with_net.nodes != without.nodes
+
+
+@pytest.mark.parametrize("units", [1, 3, 16, 128])
+def test_the_packed_correction_is_the_lane_by_lane_sum_exactly(units: int) -> None:
+    # The reference reads every lane on its own: clip it to [0, G], add the low block and the
+    # mirrored high block, take sum(G) off. The packed evaluation (masks, folds, one modular
+    # sum) must give the same integer for any width, odd lane counts included.
+    network = build(random_float_net(units, seed=13, scale=0.5), clamp=10_000, inputs="mirror")
+    gains = list(network.weights.gains) * 2
+    for board in random_positions(200, seed=14):
+        acc = network.accumulate(board)
+        values = lanes(acc, len(gains))
+        clipped = sum(min(max(value - BIAS, 0), gain) for value, gain in zip(values, gains))
+        diff = clipped - sum(network.weights.gains)
+        expected = diff >> network.shift if diff >= 0 else -((-diff) >> network.shift)
+        assert network.white_value(acc) == max(-network.clamp, min(network.clamp, expected))

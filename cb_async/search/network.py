@@ -17,7 +17,7 @@ a Python loop over units. The packing (after sunfish's `nnue_4k`):
 
 - lane = BIAS + G_k * a_k, with BIAS = 2^14 and G_k = round(2^shift * |v_k|): the output
   weight is folded into the rows, so the clipped ReLU is a clamp of each lane to [0, G_k]
-  (`clamped`, a few masks) and the output needs no multiplication;
+  (a few masks, `Network.evaluator`) and the output needs no multiplication;
 - units with v_k > 0 put their White lane in the low block and their Black lane in the high
   block, units with v_k < 0 the other way round, so that (sum of low lanes) - (sum of high
   lanes) = 2^shift * nn from White's point of view;
@@ -236,10 +236,9 @@ class Network:
         self.gain_sum = sum(weights.gains)
         every = pack([1] * count)
         self.guard = every << VALUE_BITS
-        self.values_mask = every * ((1 << VALUE_BITS) - 1)
         self.low = every * BIAS
-        self.ceilings = pack(weights.ceiling_values())
-        self.ceilings_guarded = self.ceilings | self.guard
+        #: Each lane's gain G_k (its ceiling), with the guard bit set.
+        self.ceilings_guarded = pack(weights.ceiling_values()) | self.guard
         #: The correction from White's point of view of an accumulator: what the search calls.
         self.white_value = self.evaluator()
 
@@ -283,35 +282,39 @@ class Network:
                     left ^= low
         return acc
 
-    def clamped(self, acc: int) -> int:
-        """Every lane clipped to [0, G_k] (BIAS taken off): the clipped ReLU, times G_k."""
-        low = self.low
-        ones = (1 << VALUE_BITS) - 1
-        # Lane >= BIAS exactly when its bit 14 is set (lanes are below 2^15): keep those.
-        mask = ((acc & low) >> (VALUE_BITS - 1)) * ones
-        y = ((acc & mask) | low) - low
-        # Lanes above their ceiling (the guard bit borrowed) become the ceiling.
-        mask = (((self.ceilings_guarded - y) & self.guard) >> VALUE_BITS) * ones
-        return (y & mask) | (self.ceilings & (mask ^ self.values_mask))
-
     def evaluator(self) -> Callable[[int], int]:
         """`white_value(acc)`: the correction in centipawns from White's point of view, clipped,
         rounded toward zero so that a position and its mirror get exactly opposite values.
 
-        A closure over its constants, with `clamped` written out: the search calls it at nearly
+        Each lane's clipped ReLU is min(max(v - BIAS, 0), G): with the guard bit set beforehand
+        no lane borrows from its neighbour, so `t` has bit 15 of a lane set exactly when
+        v >= BIAS and below it v - BIAS; `d` likewise has it set exactly when that is at most G,
+        and below it G minus it. The clipped lane is G less what `d` keeps, so the sum of all
+        clipped lanes is sum(G) less the sum of `r`'s lanes (the output is that sum less
+        sum(G) / 2). The lane sum is taken modulo 2^16 - 1, which divides 2^(16k) - 1 for every
+        k: three folds of the upper half onto the lower one keep it and leave the slow division
+        an eighth of the integer. A closure over its constants: the search calls it at nearly
         every node, and local reads cost less than a method's attribute reads."""
         low, guard, guarded = self.low, self.guard, self.ceilings_guarded
-        ceilings, values_mask = self.ceilings, self.values_mask
         ones = (1 << VALUE_BITS) - 1
-        top = VALUE_BITS - 1
         modulus = (1 << LANE) - 1
         offset, shift, clamp = self.gain_sum, self.shift, self.clamp
+        lanes_left = len(self.weights.gains) * 2
+        folds = []
+        for _ in range(3):
+            lanes_left = (lanes_left + 1) // 2
+            folds.append(LANE * lanes_left)
+        fold1, fold2, fold3 = folds
+        mask1, mask2, mask3 = ((1 << bits) - 1 for bits in folds)
 
         def white_value(acc: int) -> int:
-            mask = ((acc & low) >> top) * ones
-            y = ((acc & mask) | low) - low
-            mask = (((guarded - y) & guard) >> VALUE_BITS) * ones
-            diff = ((y & mask) | (ceilings & (mask ^ values_mask))) % modulus - offset
+            t = (acc | guard) - low
+            d = guarded - (t & ((t & guard) >> VALUE_BITS) * ones)
+            r = d & ((d & guard) >> VALUE_BITS) * ones
+            r = (r & mask1) + (r >> fold1)
+            r = (r & mask2) + (r >> fold2)
+            r = (r & mask3) + (r >> fold3)
+            diff = offset - r % modulus
             value = diff >> shift if diff >= 0 else -((-diff) >> shift)
             return clamp if value > clamp else -clamp if value < -clamp else value
 
