@@ -278,11 +278,15 @@ def test_the_packed_correction_is_the_lane_by_lane_sum_exactly(units: int) -> No
     # mirrored high block, take sum(G) off. The packed evaluation (masks, folds, one modular
     # sum) must give the same integer for any width, odd lane counts included.
     network = build(random_float_net(units, seed=13, scale=0.5), clamp=10_000, inputs="mirror")
-    gains = list(network.weights.gains) * 2
+    gains = network.weights.ceiling_values()
+    below = above = 0
     for board in random_positions(200, seed=14):
         acc = network.accumulate(board)
-        values = lanes(acc, len(gains))
-        clipped = sum(min(max(value - BIAS, 0), gain) for value, gain in zip(values, gains))
+        values = [value - BIAS for value in lanes(acc, len(gains))]
+        below += sum(value < 0 for value in values)
+        above += sum(value > gain for value, gain in zip(values, gains))
+        clipped = sum(min(max(value, 0), gain) for value, gain in zip(values, gains))
         diff = clipped - sum(network.weights.gains)
         expected = diff >> network.shift if diff >= 0 else -((-diff) >> network.shift)
         assert network.white_value(acc) == max(-network.clamp, min(network.clamp, expected))
+    assert below and above  # both clips were exercised, not only the straight part
