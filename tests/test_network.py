@@ -13,8 +13,8 @@ import pytest
 from cb_async.limits import Limits
 from cb_async.search import Searcher, StopToken
 from cb_async.search.network import (
-    BIAS, FEATURES, MAX_GAIN_SUM, MIRROR, VALUE_BITS, Network, NetworkError, Weights, certify, default, dumps, features,
-    lane_bounds, lanes, load, loads,
+    BIAS, FEATURES, LANE, MAX_GAIN_SUM, MIRROR, VALUE_BITS, Network, NetworkError, Weights, certify, default, dumps,
+    features, lane_bounds, lanes, load, loads, pack,
 )
 from cb_async.search.eval_file import resolve
 from cb_async.training.pack import FloatNet, best_shift, build, quantise
@@ -290,3 +290,43 @@ def test_the_packed_correction_is_the_lane_by_lane_sum_exactly(units: int) -> No
         expected = diff >> network.shift if diff >= 0 else -((-diff) >> network.shift)
         assert network.white_value(acc) == max(-network.clamp, min(network.clamp, expected))
     assert below and above  # both clips were exercised, not only the straight part
+
+
+def test_pack_is_the_sum_of_each_value_shifted_to_its_lane() -> None:
+    # The packing reads the values as 16-bit two's complement bytes, and falls back to adding
+    # them one by one beyond that range: both must give the plain sum, whatever the signs.
+    rng = random.Random(7)
+    edges = [0, 1, -1, 32767, -32768, 32768, -32769, 65535, -65536, 1 << 20, -(1 << 20)]
+    cases = [[], [-1], [32767, -32768], edges]
+    cases += [[rng.choice(edges) if rng.random() < 0.1 else rng.randint(-32768, 32767) for _ in range(rng.randrange(300))]
+              for _ in range(200)]
+    for values in cases:
+        assert pack(values) == sum(value << (LANE * index) for index, value in enumerate(values)), values
+
+
+@pytest.mark.parametrize("kind", NETS)
+def test_every_table_of_rows_packs_what_each_piece_adds(kind: str) -> None:
+    # The tables are built as sums of each view's packed part (`_view_parts`): each entry must
+    # be the packing of the piece's lane values under that table's flips.
+    net = NETS[kind]()
+    flips = ((0, 0), (0, 7), (7, 0), (7, 7)) if net.mirrored else ((0, 0),) * 4
+    for state, (white_flip, black_flip) in enumerate(flips):
+        for colour in chess.COLORS:
+            for piece_type in chess.PIECE_TYPES:
+                for square in chess.SQUARES:
+                    expected = pack(net.weights.lane_values(colour, piece_type, square, white_flip, black_flip))
+                    assert net.rows_by_state[state][colour][piece_type][square] == expected
+
+
+def test_a_net_that_is_not_the_built_in_one_is_certified_when_it_is_read(tmp_path: Path) -> None:
+    # Only the built-in net, certified by a test above, skips the lanes' bounds when it loads.
+    weights = default().weights
+    rows = list(weights.rows)
+    king_on_e1 = (chess.KING - 1) * 64 + chess.E1  # an input every position has
+    rows[king_on_e1] = tuple(value + (1 << VALUE_BITS) for value in rows[king_on_e1])
+    unsound = Weights(weights.shift, weights.clamp, weights.positive, weights.gains, weights.biases, tuple(rows),
+                      weights.inputs)
+    path = tmp_path / "unsound.net"
+    path.write_text(dumps(unsound, {}), encoding="utf-8")
+    with pytest.raises(NetworkError, match="lane"):
+        load(path)

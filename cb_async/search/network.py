@@ -50,7 +50,10 @@ the lane bound): a damaged file is an error, never a silently different evaluati
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import sys
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,11 +146,28 @@ class Weights:
 
 
 def pack(values: list[int]) -> int:
-    """Lane values (any sign) into one integer: lane i at bit 16 i."""
-    packed = 0
-    for index, value in enumerate(values):
-        packed += value << (LANE * index)
-    return packed
+    """Lane values (any sign) into one integer: lane i at bit 16 i. The sum of `value << 16 i`,
+    built in C, since a net's rows are packed each time a process loads it, before its first
+    search: the values as little-endian 16-bit two's complement, read as one unsigned integer,
+    count each negative lane as `value + 2 ** 16`; its sign bit (bit 15 of the lane) says which,
+    and shifted up by one it is the `2 ** 16` to take back from the lane above."""
+    try:
+        signed = array("h", values)
+    except OverflowError:  # a value beyond 16 signed bits: add it in its place, one by one
+        packed = 0
+        for index, value in enumerate(values):
+            packed += value << (LANE * index)
+        return packed
+    if sys.byteorder == "big":
+        signed.byteswap()
+    raw = int.from_bytes(signed.tobytes(), "little")
+    return raw - ((raw & _sign_bits(len(values))) << 1)
+
+
+@functools.cache
+def _sign_bits(count: int) -> int:
+    """Bit 15 of each of `count` lanes."""
+    return int.from_bytes(b"\x00\x80" * count, "little")
 
 
 def lanes(packed: int, count: int) -> list[int]:
@@ -197,6 +217,15 @@ def _best(columns: list[tuple[int, int, list[int]]], total: int, reverse: bool) 
 def certify(weights: Weights) -> None:
     """Raise NetworkError unless the packed evaluation of `weights` is exact on every position:
     the ceilings' sum within the modular reduction's range, every lane inside its guard."""
+    check_shape(weights)
+    for lane, (low, high) in enumerate(lane_bounds(weights)):
+        if low < 0 or high >= 1 << VALUE_BITS:
+            raise NetworkError(f"lane {lane} can reach [{low}, {high}], outside [0, {1 << VALUE_BITS})")
+
+
+def check_shape(weights: Weights) -> None:
+    """Raise NetworkError unless `weights` has the shape of a net: `certify` less the lanes'
+    bounds, which take a third of a net's loading time."""
     if not weights.units or not 0 <= weights.positive <= weights.units or len(weights.rows) != FEATURES:
         raise NetworkError("the net's shape is wrong")
     if weights.inputs not in INPUTS:
@@ -207,16 +236,19 @@ def certify(weights: Weights) -> None:
         raise NetworkError("a gain of the net is not positive")
     if sum(weights.gains) > MAX_GAIN_SUM:
         raise NetworkError(f"the gains add up to {sum(weights.gains)}, more than {MAX_GAIN_SUM}")
-    for lane, (low, high) in enumerate(lane_bounds(weights)):
-        if low < 0 or high >= 1 << VALUE_BITS:
-            raise NetworkError(f"lane {lane} can reach [{low}, {high}], outside [0, {1 << VALUE_BITS})")
 
 
 class Network:
     """A certified net, packed: `accumulate` a board, `update` per move, `evaluate`."""
 
-    def __init__(self, weights: Weights, header: dict[str, str] | None = None) -> None:
-        certify(weights)
+    def __init__(self, weights: Weights, header: dict[str, str] | None = None, certified: bool = False) -> None:
+        """`certified`: `weights` are known to pass `certify` (the built-in net, which a test
+        certifies), so only their shape is checked here: every search process loads the net
+        before it is ready, and a net sent by a user is certified in full."""
+        if certified:
+            check_shape(weights)
+        else:
+            certify(weights)
         self.weights = weights
         self.header = dict(header or {})
         units = weights.units
@@ -228,8 +260,10 @@ class Network:
         self.state_shift = LANE * count
         #: rows_by_state[state][colour][piece type][square]: what a piece there adds to the
         #: accumulator, for each pair of king halves (all four alike for plain inputs).
+        white_parts, black_parts = self._view_parts()
         self.rows_by_state: tuple[tuple[tuple[tuple[int, ...], ...], ...], ...] = tuple(
-            self._rows(white_flip, black_flip) if self.mirrored else self._rows(0, 0)
+            self._rows(white_parts, black_parts, white_flip, black_flip) if self.mirrored
+            else self._rows(white_parts, black_parts, 0, 0)
             for white_flip, black_flip in ((0, 0), (0, 7), (7, 0), (7, 7))
         )
         self.base = pack(weights.base_values())
@@ -242,12 +276,31 @@ class Network:
         #: The correction from White's point of view of an accumulator: what the search calls.
         self.white_value = self.evaluator()
 
-    def _rows(self, white_flip: int, black_flip: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
-        """rows[colour][piece type][square] for one pair of flips (see `file_flip`)."""
+    def _view_parts(self) -> tuple[list[int], list[int]]:
+        """Each input's row packed as White's view places it and as Black's view places it.
+        `lane_values` puts a white-view row in lanes [0, p) and, negated, [N + p, 2N), and a
+        black-view row in [p, N) and, negated, [N, N + p); packing is linear, so a piece's
+        packed row is the sum of its two views' parts, and the four tables of mirrored inputs
+        are sums of the same 2 x 768 parts: packed once each, not once per table and square."""
         weights = self.weights
+        p = weights.positive
+        units = weights.units
+        white_parts = []
+        black_parts = []
+        for row in weights.rows:
+            low, high = row[:p], row[p:]
+            white_parts.append(pack([*low, *([0] * (units - p)), *([0] * p), *(-value for value in high)]))
+            black_parts.append(pack([*([0] * p), *high, *(-value for value in low), *([0] * (units - p))]))
+        return white_parts, black_parts
+
+    def _rows(self, white_parts: list[int], black_parts: list[int], white_flip: int,
+              black_flip: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
+        """rows[colour][piece type][square] for one pair of flips (see `file_flip`): what
+        `pack(weights.lane_values(colour, piece_type, square, white_flip, black_flip))` is."""
         return tuple(
             ((),) + tuple(
-                tuple(pack(weights.lane_values(colour, piece_type, square, white_flip, black_flip))
+                tuple(white_parts[feature(colour == chess.WHITE, piece_type, square ^ white_flip)]
+                      + black_parts[feature(colour == chess.BLACK, piece_type, square ^ 56 ^ black_flip)]
                       for square in chess.SQUARES)
                 for piece_type in chess.PIECE_TYPES
             )
@@ -354,9 +407,9 @@ def dumps(weights: Weights, header: dict[str, str]) -> str:
     return "\n".join(head) + "\n" + body
 
 
-def loads(text: str, source: str = "the net") -> Network:
+def loads(text: str, source: str = "the net", certified: bool = False) -> Network:
     """A Network from a net file's text; NetworkError (naming `source`) if it is not a whole,
-    sound net."""
+    sound net. `certified` as for `Network`."""
     head, separator, body = text.partition("\n---\n")
     lines = head.split("\n")
     if lines[0] != FORMAT or not separator:
@@ -380,7 +433,7 @@ def loads(text: str, source: str = "the net") -> Network:
     if len(gains) != units or len(biases) != units:
         raise NetworkError(f"{source} is not a sound net: {units} units but {len(gains)} gains")
     try:
-        return Network(weights, header)
+        return Network(weights, header, certified)
     except NetworkError as error:
         raise NetworkError(f"{source}: {error}") from None
 
@@ -403,5 +456,5 @@ def default() -> Network:
         from importlib import resources  # here, not at import: the host never reads a net
 
         text = resources.files("cb_async").joinpath(f"data/{DEFAULT_NAME}").read_text(encoding="utf-8")
-        _default = loads(text, f"the built-in net ({DEFAULT_NAME})")
+        _default = loads(text, f"the built-in net ({DEFAULT_NAME})", certified=True)
     return _default
