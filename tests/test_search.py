@@ -15,6 +15,7 @@ import pytest
 from cb_async.limits import MAX_DEPTH, Limits
 from cb_async.results import Score, SearchInfo, SearchResult
 from cb_async.search import Searcher, StopToken, history_keys
+from cb_async.search.eval_file import resolve as resolve_network
 from cb_async.search.searcher import POLL_MASK, position_key
 from cb_async.timeman import stop_token
 
@@ -61,6 +62,20 @@ def test_mate_is_found_with_its_distance(fen: str, moves: int, best: str) -> Non
     assert result.best_move == chess.Move.from_uci(best)
     assert result.score == Score(mate=moves)
     assert_consistent(board, result)
+
+
+@pytest.mark.parametrize("eval_file", ["", "none"])
+def test_a_side_with_a_lone_minor_piece_is_not_given_a_null_move(eval_file: str) -> None:
+    # After Ra6 Black, up a rook, has only a bishop and pawns, and every move it has loses:
+    # bxa6 allows b7 mate, a bishop move Rxa7 mate. A pass would lose nothing, so a null move
+    # there fails high and Ra6 is never searched: the learned evaluation, which rates Black's
+    # position well enough to try it, missed this mate in two at every depth.
+    board = chess.Board("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1")
+    searcher = Searcher()
+    searcher.network = resolve_network(eval_file)
+    limits = Limits(depth=5)
+    result = searcher.search(board, (), limits, stop_token(limits, board.turn), None)
+    assert (result.best_move, result.score) == (chess.Move.from_uci("a1a6"), Score(mate=2))
 
 
 @pytest.mark.parametrize(("fen", "moves", "best"), MATES)

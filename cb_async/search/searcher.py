@@ -656,10 +656,14 @@ class _SearchRun:
                     judged = tt_value
                 if depth <= 6 and judged - 80 * depth >= beta and beta < MATE_BOUND:
                     return judged
-                # Null move: if passing still fails high, a real move will too.
+                # Null move: if passing still fails high, a real move will too. Not for a side
+                # whose only piece is a knight or a bishop: there a pass is often its best move
+                # (zugzwang), and the null move would call its every position good; with a
+                # rook, a queen or two pieces it seldom is.
+                ours_pieces = occupied_co[turn] & ~(board.pawns | board.kings)
                 if (
                     null_ok and depth >= 3 and static >= beta
-                    and occupied_co[turn] & ~(board.pawns | board.kings)
+                    and (ours_pieces & (board.rooks | board.queens) or ours_pieces & (ours_pieces - 1))
                 ):
                     reduction = 3 if depth < 7 else 4
                     push(null_move)
