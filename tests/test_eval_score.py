@@ -197,10 +197,10 @@ def test_bench_eval_file_searches_every_position_with_that_net(net_file: Path,
     assert bench_total(out, "Eval file       :") == str(net_file)
     assert int(bench_total(out, "CPU time (ms)   :")) >= 0
 
-    assert main(["bench", str(depth)]) == 0  # the engine's default, none: a different tree
-    plain = capsys.readouterr().out
-    assert bench_total(plain, "Eval file       :") == "none"
-    assert bench_total(plain, "Nodes searched  :") != str(direct)
+    assert main(["bench", str(depth)]) == 0  # the engine's default, the built-in net: a different tree
+    builtin = capsys.readouterr().out
+    assert bench_total(builtin, "Eval file       :") == "default.net"
+    assert bench_total(builtin, "Nodes searched  :") != str(direct)
 
 
 def test_bench_with_a_bad_net_is_one_line_and_status_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -91,7 +91,7 @@ def test_protover_sends_the_features_in_one_burst_ending_with_done() -> None:
         'feature option="OwnBook -check 0"',
         'feature option="BookFile -string "',
         'feature option="BookBestMove -check 0"',
-        'feature option="EvalFile -string none"',
+        'feature option="EvalFile -string "',
         'feature option="UCI_LimitStrength -check 0"',
         'feature option="UCI_Elo -spin 1500 800 1850"',
         'feature option="LevelFollowsOpponent -check 0"',

@@ -16,10 +16,10 @@ if TYPE_CHECKING:
 #: The `EvalFile` value that turns the learned correction off.
 NONE = "none"
 #: The `EvalFile` value the engine starts with ("" the built-in net, NONE the hand-written
-#: evaluation alone): the option's default, the searcher's and the worker's. The built-in net
-#: becomes the default once an SPRT against the hand-written evaluation accepts it
-#: (docs/strength.md, "A learned evaluation"); until then it is there to choose.
-DEFAULT_EVAL_FILE = NONE
+#: evaluation alone): the option's default, the searcher's and the worker's. The built-in net,
+#: since its SPRT against the hand-written evaluation at 10+0.1 accepted it (docs/strength.md,
+#: "A learned evaluation").
+DEFAULT_EVAL_FILE = ""
 
 
 def resolve(eval_file: str) -> Network | None:
