@@ -660,10 +660,10 @@ class _SearchRun:
                 # whose only piece is a knight or a bishop: there a pass is often its best move
                 # (zugzwang), and the null move would call its every position good; with a
                 # rook, a queen or two pieces it seldom is.
-                ours_pieces = occupied_co[turn] & ~(board.pawns | board.kings)
                 if (
                     null_ok and depth >= 3 and static >= beta
-                    and (ours_pieces & (board.rooks | board.queens) or ours_pieces & (ours_pieces - 1))
+                    and ((pieces := occupied_co[turn] & ~(board.pawns | board.kings)) & (board.rooks | board.queens)
+                         or pieces & (pieces - 1))
                 ):
                     reduction = 3 if depth < 7 else 4
                     push(null_move)
