@@ -41,8 +41,8 @@ POWER = 2.5
 #: corrects cb-async's own positions by 78 cp on average and reaches the clip in 6% of them,
 #: yet the same net clipped at 100, 150 or 300 scores them within a point of 200 (the loss 0.9
 #: points worse at 100, 0.1 better at 150, 0.3 worse at 300), likely because the largest
-#: corrections are the least sure (not measured). The search skips the net where even a correction this large could not change a
-#: cut-off (`qsearch`), so a tighter clip saves work.
+#: corrections are the least sure (not measured). The search skips the net where even a
+#: correction this large could not change a cut-off (`qsearch`), so a tighter clip saves work.
 CLAMP = 200
 #: At most this many pieces on a board: the width of a position's feature list.
 SLOTS = 32
