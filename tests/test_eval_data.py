@@ -96,6 +96,64 @@ def test_a_data_files_header_names_the_command_that_made_it() -> None:
         assert data_arguments(json.loads(json.dumps(header))) == expected
 
 
+def test_a_set_made_by_a_net_playing_one_side_names_both_in_its_header() -> None:
+    from cb_async.search import network
+    from cb_async.training.train import data_arguments
+
+    job = Job(seed=3, nodes=700, engine="stockfish", player_nodes=500, player_eval_file="default.net",
+              player_sides="one")
+    header = json.loads(json.dumps(job.header("Stockfish 15.1")))
+    assert header["player-net-sha256"] == network.default().header["sha256"]
+    assert data_arguments(header) == "--seed 3 --nodes 700 --player-nodes 500 --player-eval-file default.net --player-sides one"
+    assert CbAsyncPlayer(500, "default.net").searcher.network is network.default()
+    assert CbAsyncPlayer(500).searcher.network is None
+
+
+class RecordingPlayer:
+    """Plays the first legal move and remembers which side asked: a stand-in for cb-async."""
+
+    def __init__(self) -> None:
+        self.turns: list[bool] = []
+
+    def new_game(self) -> None:
+        self.turns.clear()
+
+    def choose(self, board: chess.Board) -> chess.Move:
+        self.turns.append(board.turn)
+        return next(iter(board.legal_moves))
+
+
+@needs_stockfish
+def test_with_one_side_cb_async_plays_white_in_even_games_and_black_in_odd_ones() -> None:
+    assert STOCKFISH is not None
+    driver = StockfishDriver(STOCKFISH, 300)
+    try:
+        lines = openings()
+        for index, colour in ((0, chess.WHITE), (1, chess.BLACK)):
+            player = RecordingPlayer()
+            record = play_game(driver, 7, index, lines, player, "one")  # type: ignore[arg-type]
+            assert player.turns and set(player.turns) == {colour}, f"game {index}"
+            assert record["positions"], f"game {index} kept no position"
+            both = RecordingPlayer()
+            play_game(driver, 7, index, lines, both, "both")  # type: ignore[arg-type]
+            assert set(both.turns) == {chess.WHITE, chess.BLACK}, f"game {index}"
+    finally:
+        driver.close()
+
+
+@pytest.mark.parametrize("words, message", [
+    (["--player-sides", "one"], "cb-async eval-data: --player-eval-file and --player-sides need --player-nodes"),
+    (["--player-nodes", "500", "--player-eval-file", "missing.net"], "cb-async eval-data: --player-eval-file: cannot read the net missing.net"),
+])
+def test_a_player_option_it_cannot_use_is_one_line_and_exit_status_2(tmp_path: Path, words: list[str], message: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "cb_async", "eval-data", "--out", str(tmp_path / "d.jsonl"), *words],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), done.stderr
+    assert not (tmp_path / "d.jsonl").exists()
+
+
 # -- the worker processes ------------------------------------------------------------------------
 
 on_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from Linux's /proc")

@@ -9,6 +9,12 @@ and its labels come from the same work. A position is kept only when it is quiet
 check, and Stockfish's best move is neither a capture nor a promotion), since a static
 evaluation is asked about quiet positions and a capture's value belongs to the search.
 
+With `--player-nodes` cb-async's own search chooses the moves instead, Stockfish still labelling
+every position: of both sides, or with `--player-sides one` of one side against Stockfish, as in
+the yardstick's games, and with the hand-written evaluation or the net `--player-eval-file`
+names. A search steers towards the positions its own evaluation overrates, so a net's own games
+against Stockfish hold the positions that net misjudges most: the ones it needs to learn from.
+
 Game `i` depends only on the seed and `i` (its random choices come from `Random(f"{seed}:{i}")`,
 and Stockfish at a fixed node budget with one thread and a cleared table is deterministic), so
 the set is the same however many workers make it and in whatever order they finish.
@@ -44,6 +50,8 @@ from typing import Any
 import chess
 
 from cb_async.cli import UsageError, whole_number
+from cb_async.search.eval_file import NONE, resolve_name
+from cb_async.search.network import NetworkError
 
 FORMAT = 1
 #: Stockfish's nodes per move by default: about depth 9, a few milliseconds a move.
@@ -80,14 +88,27 @@ class Job:
     nodes: int
     engine: str
     #: Who chooses the moves: 0 for Stockfish (its labelling search), N for cb-async's own
-    #: search at N nodes a move (hand-written evaluation), so that the set holds the positions
-    #: cb-async's games reach, labelled by Stockfish all the same.
+    #: search at N nodes a move, so that the set holds the positions cb-async's games reach,
+    #: labelled by Stockfish all the same.
     player_nodes: int = 0
+    #: The evaluation cb-async plays with, as a tool's `--eval-file` names it: the hand-written
+    #: one (`none`) unless told. A search steers towards the positions its own evaluation
+    #: overrates, so the positions a net's games reach are the ones that net misjudges most.
+    player_eval_file: str = NONE
+    #: `both`: cb-async plays both sides; `one`: only one, White in even-numbered games and Black
+    #: in odd ones, Stockfish the other, as in the yardstick's games.
+    player_sides: str = "both"
 
     def header(self, engine_name: str) -> dict[str, object]:
         header: dict[str, object] = {"eval-data": FORMAT, "seed": self.seed, "nodes": self.nodes, "engine": engine_name}
         if self.player_nodes:
             header["player"] = PLAYER.format(self.player_nodes)
+        if self.player_eval_file != NONE:
+            network = resolve_name(self.player_eval_file)
+            header["player-eval-file"] = self.player_eval_file
+            header["player-net-sha256"] = network.header.get("sha256", "") if network is not None else NONE
+        if self.player_sides != "both":
+            header["player-sides"] = self.player_sides
         return header
 
 
@@ -180,9 +201,10 @@ class StockfishDriver:
 
 
 def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str],
-              player: CbAsyncPlayer | None = None) -> dict[str, object]:
+              player: CbAsyncPlayer | None = None, sides: str = "both") -> dict[str, object]:
     """Game `index` of the set: its kept positions (FEN, label) and its result for White.
-    `player` chooses the moves (None: Stockfish's labelling search does)."""
+    `player` chooses the moves (None: Stockfish's labelling search does) of both sides, or with
+    `sides` "one" of White in even-numbered games and of Black in odd ones."""
     rng = random.Random(f"{seed}:{index}")
     board = chess.Board(rng.choice(lines))
     for _ in range(rng.randint(*RANDOM_PLIES)):
@@ -222,7 +244,7 @@ def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str],
             decisive = 0
         if rng.random() < RANDOM_MOVE_RATE:
             move = rng.choice(list(board.legal_moves))
-        elif player is not None:
+        elif player is not None and (sides == "both" or board.turn == (index % 2 == 0)):
             move = player.choose(board)
         board.push(move)
         plies += 1
@@ -301,16 +323,17 @@ class DataFile:
 
 
 class CbAsyncPlayer:
-    """cb-async's own search at `nodes` a move, with the hand-written evaluation. Its table and
-    history are cleared at every game's start, so that a game's moves depend on the game alone,
-    not on which games the same worker played before."""
+    """cb-async's own search at `nodes` a move, with the evaluation `eval_file` names (the
+    hand-written one unless told). Its table and history are cleared at every game's start, so
+    that a game's moves depend on the game alone, not on which games the same worker played
+    before."""
 
-    def __init__(self, nodes: int) -> None:
+    def __init__(self, nodes: int, eval_file: str = NONE) -> None:
         from cb_async.search import Searcher
 
         self.nodes = nodes
         self.searcher = Searcher(hash_mb=8)
-        self.searcher.network = None
+        self.searcher.network = resolve_name(eval_file)
 
     def new_game(self) -> None:
         self.searcher.new_game()
@@ -365,12 +388,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="worker processes at once, each with its own Stockfish (default: one per core)")
     parser.add_argument("--player-nodes", type=whole_number(0), default=0, metavar="N",
                         help="cb-async's own search chooses the moves at N nodes (default: 0, Stockfish does)")
+    parser.add_argument("--player-eval-file", default=NONE, metavar="NET",
+                        help="the evaluation cb-async plays with: none (the hand-written one, the default), "
+                             "default.net (the built-in net) or a net file")
+    parser.add_argument("--player-sides", choices=("both", "one"), default="both",
+                        help="both: cb-async plays both sides (the default); one: White in even-numbered "
+                             "games and Black in odd ones, Stockfish the other")
     parser.add_argument("--engine", default="stockfish", help="the labelling engine's command (default: stockfish)")
     parser.add_argument("--out", type=Path, default=None,
                         help="the data file (default: seed-S-nodes-N.jsonl in the user's cache folder)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.player_nodes and (args.player_eval_file != NONE or args.player_sides != "both"):
+        raise UsageError("--player-eval-file and --player-sides need --player-nodes")
+    try:
+        resolve_name(args.player_eval_file)
+    except NetworkError as error:
+        raise UsageError(f"--player-eval-file: {error}") from None
     engine = shutil.which(args.engine) or shutil.which(args.engine, path="/usr/games")
     if engine is None:
         raise UsageError(f"--engine: no command '{args.engine}' (Debian: apt-get install stockfish)")
@@ -380,7 +415,8 @@ def run(args: argparse.Namespace) -> int:
     from cb_async.training.data_workers import WorkerFailed  # here: it imports this module
 
     try:
-        generate(Job(args.seed, args.nodes, engine, args.player_nodes), out, args.games, args.workers)
+        job = Job(args.seed, args.nodes, engine, args.player_nodes, args.player_eval_file, args.player_sides)
+        generate(job, out, args.games, args.workers)
     except WorkerFailed as error:
         raise UsageError(f"{error}; the games finished are kept in {out}, and the same command resumes") from None
     return 0

@@ -90,14 +90,14 @@ def worker_main(conn: Connection, job: Job) -> None:
         _tell(conn, CannotPlay(f"its engine {job.engine} would not start: {_describe(error)}"))
         return
     try:
-        player = CbAsyncPlayer(job.player_nodes) if job.player_nodes else None
+        player = CbAsyncPlayer(job.player_nodes, job.player_eval_file) if job.player_nodes else None
         lines = openings()
         while True:
             message: HostMessage = conn.recv()
             match message:
                 case PlayGame(index=index):
                     try:
-                        record = play_game(driver, job.seed, index, lines, player)
+                        record = play_game(driver, job.seed, index, lines, player, job.player_sides)
                     except Exception as error:  # noqa: BLE001 - told to the host, which ends the run
                         conn.send(CannotPlay(f"game {index}: {_describe(error)}"))
                         return

@@ -266,10 +266,16 @@ def run(args: argparse.Namespace) -> int:
 
 def data_arguments(header: dict[str, Any]) -> str:
     """The `eval-data` arguments that made a data file, from its header: seed, label budget, and
-    the nodes of cb-async's own moves when it chose them."""
+    how cb-async chose its moves when it did (nodes, evaluation, sides)."""
     words = f"--seed {header['seed']} --nodes {header['nodes']}"
     nodes = player_nodes(header)
-    return words + f" --player-nodes {nodes}" if nodes else words
+    if nodes:
+        words += f" --player-nodes {nodes}"
+    if "player-eval-file" in header:
+        words += f" --player-eval-file {shlex.quote(str(header['player-eval-file']))}"
+    if "player-sides" in header:
+        words += f" --player-sides {header['player-sides']}"
+    return words
 
 
 def training_command(args: argparse.Namespace) -> str:
