@@ -154,6 +154,46 @@ def test_eval_score_needs_no_pytorch() -> None:
     assert run.stdout.strip() == "[]"
 
 
+MATCH_PGN = """[Event "cb-async match"]
+[White "cb-net"]
+[Black "sf1000"]
+[Result "0-1"]
+
+1. e4 { +30/0.20s } 1... e5 { -25/0.01s } 2. Nf3 { +40/0.20s } 2... Nc6 { -31/0.01s } 3. Bc4 { +35/0.20s }
+3... Nd4 { -12/0.01s } 4. Nxe5 { +90/0.20s } 4... Qg5 { -40/0.01s } 5. Nxf7 { +150/0.20s }
+5... Qxg2 { #+3/0.01s } 6. Rf1 { -500/0.20s } 6... Qxe4+ { +700/0.01s } 7. Be2 { -700/0.20s }
+7... Nf3# { +9000/0.01s } 0-1
+
+[Event "cb-async match"]
+[White "sf1000"]
+[Black "cb-other"]
+[Result "1/2-1/2"]
+
+1. d4 { +20/0.01s } 1... d5 { -20/0.20s } 1/2-1/2
+"""
+
+
+def test_a_match_pgn_is_labelled_by_the_named_players_comments_where_it_moved(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "match.pgn"
+    path.write_text(MATCH_PGN)
+    board = chess.Board()
+    before = {}
+    for san in "e4 e5 Nf3 Nc6 Bc4 Nd4 Nxe5 Qg5 Nxf7 Qxg2 Rf1 Qxe4+ Be2".split():
+        before[san] = board.fen()
+        board.push_san(san)
+    # sf1000's moves: e5, Nc6, Nd4 and Qg5 are kept; Qxg2 (a mate score and a capture), Qxe4+
+    # (a capture) and Nf3# (a label beyond the cap) are not; d4 of the second game is kept.
+    expected = [(before["e5"], -25), (before["Nc6"], -31), (before["Nd4"], -12), (before["Qg5"], -40),
+                (chess.STARTING_FEN, 20)]
+    assert [(p.fen, p.label) for p in score.read_positions([path], "sf1000")] == expected
+    assert [(p.fen, p.label) for p in score.read_positions([path], "cb-net")] == [
+        (chess.STARTING_FEN, 30), (before["Nf3"], 40), (before["Bc4"], 35), (before["Rf1"], -500)]
+    assert main(["eval-score", str(path), "--labels", "sf1000", "--net", "none"]) == 0
+    plain = sum(loss(own(fen), 0, label) for fen, label in expected) / len(expected)
+    assert table(capsys.readouterr().out)["none"] == ["5", f"{plain:.6f}", "+0.0%", "-"]
+
+
 BAD = {
     "missing data": (["{tmp}/missing.jsonl", "--net", "none"], "cannot read the data file"),
     "data of another kind": (["{tmp}/other.jsonl", "--net", "none"], "is not an eval-data file"),
@@ -161,6 +201,8 @@ BAD = {
     "missing net": (["{tmp}/data.jsonl", "--net", "{tmp}/missing.net"], "cannot read the net"),
     "damaged net": (["{tmp}/data.jsonl", "--net", "{tmp}/damaged.net"], "damaged or truncated"),
     "no net": (["{tmp}/data.jsonl"], "required: --net"),
+    "a PGN without --labels": (["{tmp}/match.pgn", "--net", "none"], "name it with --labels"),
+    "a PGN that does not parse": (["{tmp}/broken.pgn", "--labels", "sf", "--net", "none"], "game 1 does not parse"),
 }
 
 
@@ -171,6 +213,8 @@ def test_a_bad_data_file_or_net_is_one_line_and_status_2(case: str, tmp_path: Pa
     write_data(tmp_path / "empty.jsonl", [])
     (tmp_path / "other.jsonl").write_text('{"games": 3}\n')
     (tmp_path / "damaged.net").write_text(net_file.read_text().replace("\n1 ", "\n2 ", 1))
+    (tmp_path / "match.pgn").write_text(MATCH_PGN)
+    (tmp_path / "broken.pgn").write_text('[White "sf"]\n\n1. e4 e5 2. Ke3 *\n')
     words, message = BAD[case]
     assert main(["eval-score", *(word.replace("{tmp}", str(tmp_path)) for word in words)]) == 2
     out, err = capsys.readouterr()

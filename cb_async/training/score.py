@@ -12,6 +12,13 @@ move. `none` (no correction) is always scored, as the baseline every net's chang
 against. The "right way" share counts the positions where the net corrects at all and the
 label differs from `own`: of those, the share where the correction moves `own` toward the label.
 
+A file may also be a PGN of `cb-async match` games, whose move comments hold the mover's score
+(`+46/0.21s`): with `--labels NAME` its positions are those where the player NAME moved, kept by
+eval-data's rule (not in check, the move neither a capture nor a promotion, a score in
+centipawns of at most `MAX_LABEL_CP`) and labelled by that comment. Against Stockfish at fixed
+nodes that is the question a net's own games ask: a search steers towards the positions its
+evaluation overrates, so a net judges the positions of its own games worse than any others.
+
 Positions are drawn from all the files' positions in order, shuffled by `random.Random(seed)`,
 the first N kept: the same command gives the same figures. Pure Python (python-chess and the
 packed net), so anyone with the engine can check a net: 20,000 positions take a few seconds.
@@ -26,12 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import chess
+import chess.pgn
 
 from cb_async.cli import UsageError, whole_number
 from cb_async.search.eval_file import NONE, display_name, resolve_name
 from cb_async.search.evaluation import blend, evaluate_from_scratch
 from cb_async.search.network import Network, NetworkError
-from cb_async.training.data import file_games, file_header
+from cb_async.training.data import MAX_LABEL_CP, file_games, file_header
 from cb_async.training.train import POWER, SCALE
 
 #: The shuffle's seed unless told: the one the figures in docs/strength.md were drawn with.
@@ -63,16 +71,58 @@ class Score:
         return self.right / self.judged if self.judged else None
 
 
-def read_positions(paths: list[Path]) -> list[Labelled]:
+def read_positions(paths: list[Path], labels: str | None = None) -> list[Labelled]:
     """Every position of the files, in order. A torn last line (an interrupted eval-data run)
-    ends a file, as it does for eval-train; a file that is not eval-data's is a UsageError."""
+    ends a file, as it does for eval-train; a file that is not eval-data's is a UsageError. A
+    `.pgn` file's positions are those where the player `labels` moved (`pgn_positions`)."""
     found: list[Labelled] = []
     for path in paths:
         try:
-            found.extend(_file_positions(path))
+            if path.suffix.lower() == ".pgn":
+                if labels is None:
+                    raise UsageError(f"{path}: a PGN's labels are one player's comments; name it with --labels")
+                found.extend(pgn_positions(path, labels))
+            else:
+                found.extend(_file_positions(path))
         except OSError as error:
             raise UsageError(f"cannot read the data file {path}: {error.strerror or error}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"{path} is not text") from None
     return found
+
+
+def pgn_positions(path: Path, player: str) -> list[Labelled]:
+    """The positions of `cb-async match` games where `player` moved, labelled by its comment's
+    score, kept as eval-data keeps a position. A game the PGN reader cannot follow is a
+    UsageError naming it."""
+    found: list[Labelled] = []
+    with open(path, encoding="utf-8") as handle:
+        number = 0
+        while (game := chess.pgn.read_game(handle)) is not None:
+            number += 1
+            if game.errors:
+                raise UsageError(f"{path}: game {number} does not parse: {game.errors[0]}")
+            colours = [colour for colour, tag in ((chess.WHITE, "White"), (chess.BLACK, "Black"))
+                       if game.headers.get(tag) == player]
+            if not colours:
+                continue
+            board = game.board()
+            for node in game.mainline():
+                label = _comment_centipawns(node.comment)
+                if (board.turn in colours and label is not None and abs(label) <= MAX_LABEL_CP
+                        and not board.is_check() and not board.is_capture(node.move) and not node.move.promotion):
+                    found.append(Labelled(board.fen(), label))
+                board.push(node.move)
+    return found
+
+
+def _comment_centipawns(comment: str) -> int | None:
+    """The centipawns of a match comment (`+46/0.21s`): None for a mate (`#+3`), none or text."""
+    text = comment.strip().partition("/")[0]
+    try:
+        return int(text)
+    except ValueError:
+        return None
 
 
 def _file_positions(path: Path) -> list[Labelled]:
@@ -153,10 +203,14 @@ def load_nets(names: list[str]) -> dict[str, Network | None]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("data", type=Path, nargs="+", metavar="DATA", help="eval-data files")
+    parser.add_argument("data", type=Path, nargs="+", metavar="DATA",
+                        help="eval-data files, or PGN files of cb-async match games (with --labels)")
     parser.add_argument("--net", action="append", required=True, metavar="NAME_OR_PATH",
                         help="a net to score (repeat for more): a net file, default.net for the built-in net, "
                              "none for the hand-written evaluation alone (scored every time, as the baseline of the change)")
+    parser.add_argument("--labels", default=None, metavar="PLAYER",
+                        help="for PGN files of cb-async match games: the player whose comments label the "
+                             "positions where it moved (for instance the Stockfish of a yardstick run)")
     parser.add_argument("--positions", type=whole_number(1), default=None, metavar="N",
                         help="score N positions drawn at random from all the files' (default: all of them)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
@@ -165,7 +219,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     nets = load_nets(args.net)
-    positions = read_positions(list(args.data))
+    positions = read_positions(list(args.data), args.labels)
     if not positions:
         raise UsageError("the data files hold no positions")
     scores = score(sample(positions, args.positions, args.seed), nets)
