@@ -154,6 +154,70 @@ def test_a_player_option_it_cannot_use_is_one_line_and_exit_status_2(tmp_path: P
     assert not (tmp_path / "d.jsonl").exists()
 
 
+PGN = """[White "cb-net"]
+[Black "sf1000"]
+[Result "0-1"]
+
+1. f3 e5 2. g4 Qh4# 0-1
+
+[White "sf1000"]
+[Black "cb-net"]
+[Result "1/2-1/2"]
+[FEN "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"]
+[SetUp "1"]
+
+1. e4 Kd7 2. Kd2 Ke6 3. Ke3 Ke5 1/2-1/2
+"""
+
+
+@needs_stockfish
+def test_from_pgn_labels_every_quiet_position_of_the_games_with_one_worker_or_two(tmp_path: Path) -> None:
+    from cb_async.training.data import pgn_hash, read_pgn_games
+    from cb_async.training.train import data_arguments
+
+    assert STOCKFISH is not None
+    pgn = tmp_path / "match.pgn"
+    pgn.write_text(PGN)
+    job = Job(seed=0, nodes=300, engine=STOCKFISH, pgn=(str(pgn),), pgn_sha256=pgn_hash((str(pgn),)))
+    generate(job, tmp_path / "one.jsonl", games=2, workers=1, progress=False)
+    generate(job, tmp_path / "two.jsonl", games=2, workers=2, progress=False)
+    one, two = games(tmp_path / "one.jsonl"), games(tmp_path / "two.jsonl")
+    assert one == two and sorted(one) == [0, 1]
+    assert (one[0]["result"], one[1]["result"]) == (0.0, 0.5)
+    for index, game in enumerate(read_pgn_games((str(pgn),))):
+        board = game.board()
+        before = []
+        for move in game.mainline_moves():
+            before.append(board.fen())
+            board.push(move)
+        kept = [fen for fen, _ in one[index]["positions"]]  # type: ignore[attr-defined]
+        assert kept and set(kept) <= set(before), f"game {index}"
+        assert all(not chess.Board(fen).is_check() for fen in kept)
+    # The king and pawn game: no capture or check anywhere, so every position is kept.
+    assert len(one[1]["positions"]) == 6  # type: ignore[arg-type]
+    header = json.loads((tmp_path / "one.jsonl").read_text().splitlines()[0])
+    assert header["from-pgn"] == ["match.pgn"] and header["pgn-sha256"] == job.pgn_sha256
+    assert data_arguments(header) == "--from-pgn match.pgn --nodes 300"
+
+
+@pytest.mark.parametrize("words, message", [
+    (["--from-pgn", "{tmp}/missing.pgn"], "cb-async eval-data: cannot read the PGN"),
+    (["--from-pgn", "{tmp}/broken.pgn"], "cb-async eval-data: {tmp}/broken.pgn: game 1 does not parse"),
+    (["--from-pgn", "{tmp}/empty.pgn"], "cb-async eval-data: --from-pgn: the files hold no game"),
+    (["--from-pgn", "{tmp}/empty.pgn", "--player-nodes", "500"], "cb-async eval-data: --from-pgn labels games already played"),
+])
+def test_a_pgn_it_cannot_label_is_one_line_and_exit_status_2(tmp_path: Path, words: list[str], message: str) -> None:
+    (tmp_path / "broken.pgn").write_text('[White "a"]\n\n1. e4 e5 2. Ke3 *\n')
+    (tmp_path / "empty.pgn").write_text("")
+    words = [word.replace("{tmp}", str(tmp_path)) for word in words]
+    done = subprocess.run([sys.executable, "-m", "cb_async", "eval-data", "--out", str(tmp_path / "d.jsonl"), *words],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message.replace("{tmp}", str(tmp_path))), done.stderr
+    assert not (tmp_path / "d.jsonl").exists()
+
+
 # -- the worker processes ------------------------------------------------------------------------
 
 on_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from Linux's /proc")

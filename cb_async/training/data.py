@@ -14,6 +14,8 @@ every position: of both sides, or with `--player-sides one` of one side against 
 the yardstick's games, and with the hand-written evaluation or the net `--player-eval-file`
 names. A search steers towards the positions its own evaluation overrates, so a net's own games
 against Stockfish hold the positions that net misjudges most: the ones it needs to learn from.
+`--from-pgn` labels the positions of games already played (a match's PGN, at the match's
+clock) the same way instead of playing new ones.
 
 Game `i` depends only on the seed and `i` (its random choices come from `Random(f"{seed}:{i}")`,
 and Stockfish at a fixed node budget with one thread and a cleared table is deterministic), so
@@ -34,6 +36,7 @@ out the games); the main process alone writes the file and prints progress.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -45,9 +48,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import chess
+import chess.pgn
 
 from cb_async.cli import UsageError, whole_number
 from cb_async.search.eval_file import NONE, resolve_name
@@ -98,9 +102,16 @@ class Job:
     #: `both`: cb-async plays both sides; `one`: only one, White in even-numbered games and Black
     #: in odd ones, Stockfish the other, as in the yardstick's games.
     player_sides: str = "both"
+    #: `--from-pgn`: the PGN files whose games are labelled instead of playing new ones, and
+    #: the SHA-256 of their contents (the job is the games, whatever the files are called).
+    pgn: tuple[str, ...] = ()
+    pgn_sha256: str = ""
 
     def header(self, engine_name: str) -> dict[str, object]:
         header: dict[str, object] = {"eval-data": FORMAT, "seed": self.seed, "nodes": self.nodes, "engine": engine_name}
+        if self.pgn:
+            header["from-pgn"] = [Path(path).name for path in self.pgn]
+            header["pgn-sha256"] = self.pgn_sha256
         if self.player_nodes:
             header["player"] = PLAYER.format(self.player_nodes)
         if self.player_eval_file != NONE:
@@ -229,9 +240,7 @@ def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str],
         fen = board.fen()
         score, mate, best = driver.search(fen)
         move = chess.Move.from_uci(best)
-        if score is not None and abs(score) <= MAX_LABEL_CP and not board.is_check() and not (
-            board.is_capture(move) or move.promotion
-        ):
+        if keeps(board, score, move):
             kept.append((fen, score))
         # A side Stockfish sees winning by far (or mating) for a few plies running has won.
         winning = mate if mate is not None else score if score is not None and abs(score) >= ADJUDICATE_CP else 0
@@ -248,6 +257,57 @@ def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str],
             move = player.choose(board)
         board.push(move)
         plies += 1
+    return {"game": index, "result": result, "positions": kept}
+
+
+def keeps(board: chess.Board, score: int | None, best: chess.Move) -> bool:
+    """Whether a position is kept with Stockfish's `score` as its label: it is quiet (not in
+    check, Stockfish's `best` move neither a capture nor a promotion) and not won by far."""
+    return (score is not None and abs(score) <= MAX_LABEL_CP and not board.is_check()
+            and not (board.is_capture(best) or best.promotion))
+
+
+class _GameBuilder(chess.pgn.GameBuilder):
+    """python-chess's game builder, keeping a game's errors without logging them: the caller
+    reports the first in its own one line."""
+
+    def handle_error(self, error: Exception) -> None:
+        self.game.errors.append(error)
+
+
+def read_pgn_games(paths: tuple[str, ...]) -> list[chess.pgn.Game]:
+    """The games of the PGN files, in order; UsageError naming a file that cannot be read or a
+    game the PGN reader cannot follow."""
+    games: list[chess.pgn.Game] = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                number = 0
+                while (game := chess.pgn.read_game(handle, Visitor=_GameBuilder)) is not None:
+                    number += 1
+                    if game.errors:
+                        raise UsageError(f"{path}: game {number} does not parse: {game.errors[0]}")
+                    games.append(game)
+        except OSError as error:
+            raise UsageError(f"cannot read the PGN {path}: {error.strerror or error}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"{path} is not a PGN (not text)") from None
+    return games
+
+
+def label_game(driver: StockfishDriver, index: int, game: chess.pgn.Game) -> dict[str, object]:
+    """Game `index` of `--from-pgn`: every position before a move of its main line searched by
+    Stockfish and kept as `play_game` keeps one; its result from its header (a draw if unknown)."""
+    driver.new_game()
+    board = game.board()
+    kept: list[tuple[str, int]] = []
+    for move in game.mainline_moves():
+        fen = board.fen()
+        score, _, best = driver.search(fen)
+        if keeps(board, score, chess.Move.from_uci(best)):
+            kept.append((fen, cast(int, score)))
+        board.push(move)
+    result = {"1-0": 1.0, "0-1": 0.0}.get(game.headers.get("Result", "*"), 0.5)
     return {"game": index, "result": result, "positions": kept}
 
 
@@ -379,9 +439,20 @@ def generate(job: Job, out: Path, games: int, workers: int, progress: bool = Tru
     return positions
 
 
+def pgn_hash(paths: tuple[str, ...]) -> str:
+    """The SHA-256 of the PGN files' contents, in the order given."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="the set's seed (default: 1)")
-    parser.add_argument("--games", type=whole_number(1), default=1000, help="games to play (default: 1000)")
+    parser.add_argument("--games", type=whole_number(1), default=None,
+                        help="games to play (default: 1000; with --from-pgn, every game of the files)")
     parser.add_argument("--nodes", type=whole_number(1), default=DEFAULT_NODES,
                         help=f"Stockfish's nodes per move and label (default: {DEFAULT_NODES})")
     parser.add_argument("--workers", type=whole_number(1), default=os.cpu_count() or 1,
@@ -395,6 +466,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="both: cb-async plays both sides (the default); one: White in even-numbered "
                              "games and Black in odd ones, Stockfish the other")
     parser.add_argument("--engine", default="stockfish", help="the labelling engine's command (default: stockfish)")
+    parser.add_argument("--from-pgn", nargs="+", default=(), metavar="PGN",
+                        help="label the positions of these games (for instance a match's PGN) instead of playing "
+                             "new ones: the positions an engine's own games reach")
     parser.add_argument("--out", type=Path, default=None,
                         help="the data file (default: seed-S-nodes-N.jsonl in the user's cache folder)")
 
@@ -402,6 +476,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.player_nodes and (args.player_eval_file != NONE or args.player_sides != "both"):
         raise UsageError("--player-eval-file and --player-sides need --player-nodes")
+    if args.from_pgn and args.player_nodes:
+        raise UsageError("--from-pgn labels games already played: it takes no --player-nodes")
+    pgn = tuple(str(Path(path).resolve()) for path in args.from_pgn)
+    games = args.games or 1000
+    if pgn:
+        count = len(read_pgn_games(pgn))
+        if not count:
+            raise UsageError("--from-pgn: the files hold no game")
+        games = min(args.games or count, count)
     try:
         resolve_name(args.player_eval_file)
     except NetworkError as error:
@@ -409,14 +492,16 @@ def run(args: argparse.Namespace) -> int:
     engine = shutil.which(args.engine) or shutil.which(args.engine, path="/usr/games")
     if engine is None:
         raise UsageError(f"--engine: no command '{args.engine}' (Debian: apt-get install stockfish)")
+    digest = pgn_hash(pgn) if pgn else ""
     player = f"-player-{args.player_nodes}" if args.player_nodes else ""
-    out = args.out or default_cache() / f"seed-{args.seed}-nodes-{args.nodes}{player}.jsonl"
+    name = f"pgn-{digest[:12]}-nodes-{args.nodes}.jsonl" if pgn else f"seed-{args.seed}-nodes-{args.nodes}{player}.jsonl"
+    out = args.out or default_cache() / name
     print(f"eval-data: writing {out}", file=sys.stderr)
     from cb_async.training.data_workers import WorkerFailed  # here: it imports this module
 
     try:
-        job = Job(args.seed, args.nodes, engine, args.player_nodes, args.player_eval_file, args.player_sides)
-        generate(job, out, args.games, args.workers)
+        job = Job(args.seed, args.nodes, engine, args.player_nodes, args.player_eval_file, args.player_sides, pgn, digest)
+        generate(job, out, games, args.workers)
     except WorkerFailed as error:
         raise UsageError(f"{error}; the games finished are kept in {out}, and the same command resumes") from None
     return 0

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from types import TracebackType
 
-from cb_async.training.data import CbAsyncPlayer, Job, StockfishDriver, openings, play_game
+from cb_async.training.data import CbAsyncPlayer, Job, StockfishDriver, label_game, openings, play_game, read_pgn_games
 from cb_async.worker_process import WorkerProcess, start_context
 
 #: How long an idle worker, asked to quit after the last game, may take to close its Stockfish.
@@ -92,12 +92,16 @@ def worker_main(conn: Connection, job: Job) -> None:
     try:
         player = CbAsyncPlayer(job.player_nodes, job.player_eval_file) if job.player_nodes else None
         lines = openings()
+        played = read_pgn_games(job.pgn) if job.pgn else None
         while True:
             message: HostMessage = conn.recv()
             match message:
                 case PlayGame(index=index):
                     try:
-                        record = play_game(driver, job.seed, index, lines, player, job.player_sides)
+                        if played is not None:
+                            record = label_game(driver, index, played[index])
+                        else:
+                            record = play_game(driver, job.seed, index, lines, player, job.player_sides)
                     except Exception as error:  # noqa: BLE001 - told to the host, which ends the run
                         conn.send(CannotPlay(f"game {index}: {_describe(error)}"))
                         return

@@ -15,7 +15,7 @@ label differs from `own`: of those, the share where the correction moves `own` t
 A file may also be a PGN of `cb-async match` games, whose move comments hold the mover's score
 (`+46/0.21s`): with `--labels NAME` its positions are those where the player NAME moved, kept by
 eval-data's rule (not in check, the move neither a capture nor a promotion, a score in
-centipawns of at most `MAX_LABEL_CP`) and labelled by that comment. Against Stockfish at fixed
+centipawns of at most eval-data's cap) and labelled by that comment. Against Stockfish at fixed
 nodes that is the question a net's own games ask: a search steers towards the positions its
 evaluation overrates, so a net judges the positions of its own games worse than any others.
 
@@ -31,15 +31,15 @@ import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import chess
-import chess.pgn
 
 from cb_async.cli import UsageError, whole_number
 from cb_async.search.eval_file import NONE, display_name, resolve_name
 from cb_async.search.evaluation import blend, evaluate_from_scratch
 from cb_async.search.network import Network, NetworkError
-from cb_async.training.data import MAX_LABEL_CP, file_games, file_header
+from cb_async.training.data import file_games, file_header, keeps, read_pgn_games
 from cb_async.training.train import POWER, SCALE
 
 #: The shuffle's seed unless told: the one the figures in docs/strength.md were drawn with.
@@ -86,33 +86,24 @@ def read_positions(paths: list[Path], labels: str | None = None) -> list[Labelle
                 found.extend(_file_positions(path))
         except OSError as error:
             raise UsageError(f"cannot read the data file {path}: {error.strerror or error}") from None
-        except UnicodeDecodeError:
-            raise UsageError(f"{path} is not text") from None
     return found
 
 
 def pgn_positions(path: Path, player: str) -> list[Labelled]:
     """The positions of `cb-async match` games where `player` moved, labelled by its comment's
-    score, kept as eval-data keeps a position. A game the PGN reader cannot follow is a
-    UsageError naming it."""
+    score, kept as eval-data keeps a position (`data.keeps`)."""
     found: list[Labelled] = []
-    with open(path, encoding="utf-8") as handle:
-        number = 0
-        while (game := chess.pgn.read_game(handle)) is not None:
-            number += 1
-            if game.errors:
-                raise UsageError(f"{path}: game {number} does not parse: {game.errors[0]}")
-            colours = [colour for colour, tag in ((chess.WHITE, "White"), (chess.BLACK, "Black"))
-                       if game.headers.get(tag) == player]
-            if not colours:
-                continue
-            board = game.board()
-            for node in game.mainline():
-                label = _comment_centipawns(node.comment)
-                if (board.turn in colours and label is not None and abs(label) <= MAX_LABEL_CP
-                        and not board.is_check() and not board.is_capture(node.move) and not node.move.promotion):
-                    found.append(Labelled(board.fen(), label))
-                board.push(node.move)
+    for game in read_pgn_games((str(path),)):
+        colours = [colour for colour, tag in ((chess.WHITE, "White"), (chess.BLACK, "Black"))
+                   if game.headers.get(tag) == player]
+        if not colours:
+            continue
+        board = game.board()
+        for node in game.mainline():
+            label = _comment_centipawns(node.comment)
+            if board.turn in colours and keeps(board, label, node.move):
+                found.append(Labelled(board.fen(), cast(int, label)))
+            board.push(node.move)
     return found
 
 
