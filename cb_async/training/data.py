@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import chess
 import chess.pgn
@@ -240,7 +240,7 @@ def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str],
         fen = board.fen()
         score, mate, best = driver.search(fen)
         move = chess.Move.from_uci(best)
-        if keeps(board, score, move):
+        if score is not None and keeps(board, score, move):
             kept.append((fen, score))
         # A side Stockfish sees winning by far (or mating) for a few plies running has won.
         winning = mate if mate is not None else score if score is not None and abs(score) >= ADJUDICATE_CP else 0
@@ -260,14 +260,13 @@ def play_game(driver: StockfishDriver, seed: int, index: int, lines: list[str],
     return {"game": index, "result": result, "positions": kept}
 
 
-def keeps(board: chess.Board, score: int | None, best: chess.Move) -> bool:
+def keeps(board: chess.Board, score: int, best: chess.Move) -> bool:
     """Whether a position is kept with Stockfish's `score` as its label: it is quiet (not in
     check, Stockfish's `best` move neither a capture nor a promotion) and not won by far."""
-    return (score is not None and abs(score) <= MAX_LABEL_CP and not board.is_check()
-            and not (board.is_capture(best) or best.promotion))
+    return abs(score) <= MAX_LABEL_CP and not board.is_check() and not (board.is_capture(best) or best.promotion)
 
 
-class _GameBuilder(chess.pgn.GameBuilder):
+class _GameBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
     """python-chess's game builder, keeping a game's errors without logging them: the caller
     reports the first in its own one line."""
 
@@ -304,8 +303,8 @@ def label_game(driver: StockfishDriver, index: int, game: chess.pgn.Game) -> dic
     for move in game.mainline_moves():
         fen = board.fen()
         score, _, best = driver.search(fen)
-        if keeps(board, score, chess.Move.from_uci(best)):
-            kept.append((fen, cast(int, score)))
+        if score is not None and keeps(board, score, chess.Move.from_uci(best)):
+            kept.append((fen, score))
         board.push(move)
     result = {"1-0": 1.0, "0-1": 0.0}.get(game.headers.get("Result", "*"), 0.5)
     return {"game": index, "result": result, "positions": kept}

@@ -31,7 +31,6 @@ import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 import chess
 
@@ -101,8 +100,8 @@ def pgn_positions(path: Path, player: str) -> list[Labelled]:
         board = game.board()
         for node in game.mainline():
             label = _comment_centipawns(node.comment)
-            if board.turn in colours and keeps(board, label, node.move):
-                found.append(Labelled(board.fen(), cast(int, label)))
+            if board.turn in colours and label is not None and keeps(board, label, node.move):
+                found.append(Labelled(board.fen(), label))
             board.push(node.move)
     return found
 
