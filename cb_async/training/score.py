@@ -17,7 +17,8 @@ A file may also be a PGN of `cb-async match` games, whose move comments hold the
 eval-data's rule (not in check, the move neither a capture nor a promotion, a score in
 centipawns of at most eval-data's cap) and labelled by that comment. Against Stockfish at fixed
 nodes that is the question a net's own games ask: a search steers towards the positions its
-evaluation overrates, so a net judges the positions of its own games worse than any others.
+evaluation overrates, so a net judges the positions of its own games worse than other nets
+judge them (docs/strength.md, "Each net misjudges the positions of its own games most").
 
 Positions are drawn from all the files' positions in order, shuffled by `random.Random(seed)`,
 the first N kept: the same command gives the same figures. Pure Python (python-chess and the
