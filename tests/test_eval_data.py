@@ -178,7 +178,7 @@ def test_from_pgn_labels_every_quiet_position_of_the_games_with_one_worker_or_tw
     assert STOCKFISH is not None
     pgn = tmp_path / "match.pgn"
     pgn.write_text(PGN)
-    job = Job(seed=0, nodes=300, engine=STOCKFISH, pgn=(str(pgn),), pgn_sha256=pgn_hash((str(pgn),)))
+    job = Job(seed=0, nodes=300, engine=STOCKFISH, pgn=(str(pgn),))
     generate(job, tmp_path / "one.jsonl", games=2, workers=1, progress=False)
     generate(job, tmp_path / "two.jsonl", games=2, workers=2, progress=False)
     one, two = games(tmp_path / "one.jsonl"), games(tmp_path / "two.jsonl")
@@ -196,7 +196,7 @@ def test_from_pgn_labels_every_quiet_position_of_the_games_with_one_worker_or_tw
     # The king and pawn game: no capture or check anywhere, so every position is kept.
     assert len(one[1]["positions"]) == 6  # type: ignore[arg-type]
     header = json.loads((tmp_path / "one.jsonl").read_text().splitlines()[0])
-    assert header["from-pgn"] == ["match.pgn"] and header["pgn-sha256"] == job.pgn_sha256
+    assert header["from-pgn"] == ["match.pgn"] and header["pgn-sha256"] == pgn_hash((str(pgn),))
     assert data_arguments(header) == "--from-pgn match.pgn --nodes 300"
 
 

@@ -102,16 +102,15 @@ class Job:
     #: `both`: cb-async plays both sides; `one`: only one, White in even-numbered games and Black
     #: in odd ones, Stockfish the other, as in the yardstick's games.
     player_sides: str = "both"
-    #: `--from-pgn`: the PGN files whose games are labelled instead of playing new ones, and
-    #: the SHA-256 of their contents (the job is the games, whatever the files are called).
+    #: `--from-pgn`: the PGN files whose games are labelled instead of playing new ones.
     pgn: tuple[str, ...] = ()
-    pgn_sha256: str = ""
 
     def header(self, engine_name: str) -> dict[str, object]:
         header: dict[str, object] = {"eval-data": FORMAT, "seed": self.seed, "nodes": self.nodes, "engine": engine_name}
         if self.pgn:
             header["from-pgn"] = [Path(path).name for path in self.pgn]
-            header["pgn-sha256"] = self.pgn_sha256
+            # The job is the games, whatever the files are called: their contents' hash says which.
+            header["pgn-sha256"] = pgn_hash(self.pgn)
         if self.player_nodes:
             header["player"] = PLAYER.format(self.player_nodes)
         if self.player_eval_file != NONE:
@@ -491,15 +490,14 @@ def run(args: argparse.Namespace) -> int:
     engine = shutil.which(args.engine) or shutil.which(args.engine, path="/usr/games")
     if engine is None:
         raise UsageError(f"--engine: no command '{args.engine}' (Debian: apt-get install stockfish)")
-    digest = pgn_hash(pgn) if pgn else ""
     player = f"-player-{args.player_nodes}" if args.player_nodes else ""
-    name = f"pgn-{digest[:12]}-nodes-{args.nodes}.jsonl" if pgn else f"seed-{args.seed}-nodes-{args.nodes}{player}.jsonl"
+    name = f"pgn-{pgn_hash(pgn)[:12]}-nodes-{args.nodes}.jsonl" if pgn else f"seed-{args.seed}-nodes-{args.nodes}{player}.jsonl"
     out = args.out or default_cache() / name
     print(f"eval-data: writing {out}", file=sys.stderr)
     from cb_async.training.data_workers import WorkerFailed  # here: it imports this module
 
     try:
-        job = Job(args.seed, args.nodes, engine, args.player_nodes, args.player_eval_file, args.player_sides, pgn, digest)
+        job = Job(args.seed, args.nodes, engine, args.player_nodes, args.player_eval_file, args.player_sides, pgn)
         generate(job, out, games, args.workers)
     except WorkerFailed as error:
         raise UsageError(f"{error}; the games finished are kept in {out}, and the same command resumes") from None

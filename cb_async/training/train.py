@@ -266,7 +266,8 @@ def run(args: argparse.Namespace) -> int:
 
 def data_arguments(header: dict[str, Any]) -> str:
     """The `eval-data` arguments that made a data file, from its header: seed, label budget, and
-    how cb-async chose its moves when it did (nodes, evaluation, sides)."""
+    how cb-async chose its moves when it did (nodes, evaluation, sides), or, for labelled games,
+    the PGN files by name (their contents' hash is in the header)."""
     if "from-pgn" in header:
         return " ".join(["--from-pgn", *map(shlex.quote, map(str, header["from-pgn"])), f"--nodes {header['nodes']}"])
     words = f"--seed {header['seed']} --nodes {header['nodes']}"
