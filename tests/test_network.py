@@ -17,7 +17,7 @@ from cb_async.search.network import (
     features, lane_bounds, lanes, load, loads, pack,
 )
 from cb_async.search.eval_file import resolve
-from cb_async.training.pack import FloatNet, best_shift, build, quantise
+from cb_async.training.pack import FloatNet, best_shift, build, dequantise, quantise
 
 
 def random_float_net(units: int, seed: int, scale: float = 0.15) -> FloatNet:
@@ -210,6 +210,25 @@ def test_the_packed_net_computes_what_the_float_net_does(inputs: str) -> None:
         worst = max(worst, abs(got - expected))
     assert worst <= tolerance
     assert worst > 0  # the comparison saw real rounding, not two copies of one computation
+
+
+@pytest.mark.parametrize("inputs", ["plain", "mirror"])
+def test_a_packed_net_turned_back_into_floats_packs_to_the_same_integers(inputs: str) -> None:
+    # `eval-train --init` starts from the dequantised net: it must be the net the engine plays
+    # with, unit for unit, or a further round would begin somewhere else.
+    network = build(random_float_net(16, seed=14), clamp=200, inputs=inputs)
+    floats = dequantise(network.weights)
+    assert quantise(floats, network.shift, 200, inputs) == network.weights
+    assert sum(weight > 0 for weight in floats.v) == network.weights.positive
+    for board in random_positions(50, seed=15):
+        white, black = features(board, True, inputs), features(board, False, inputs)
+        expected = min(max(floats.value(white, black), -200.0), 200.0)
+        assert abs(expected - network.white_value(network.accumulate(board))) <= 1
+
+
+def test_the_built_in_net_turns_back_into_floats_that_pack_to_it() -> None:
+    weights = default().weights
+    assert quantise(dequantise(weights), weights.shift, weights.clamp, weights.inputs) == weights
 
 
 def test_the_correction_is_clipped() -> None:

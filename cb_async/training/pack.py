@@ -48,6 +48,17 @@ def quantise(net: FloatNet, shift: int, clamp: int, inputs: str = PLAIN) -> Weig
     return Weights(shift, clamp, positive, gains, biases, rows, inputs)
 
 
+def dequantise(weights: Weights) -> FloatNet:
+    """The float net whose quantisation at `weights.shift` gives back `weights` exactly: where a
+    further round of training starts from the net the engine plays with (`eval-train --init`).
+    Units whose gain rounded to zero were dropped when the net was packed and stay dropped."""
+    scale = float(1 << weights.shift)
+    v = [(gain if k < weights.positive else -gain) / scale for k, gain in enumerate(weights.gains)]
+    b = [bias / gain for bias, gain in zip(weights.biases, weights.gains)]
+    w = [[value / gain for value, gain in zip(row, weights.gains)] for row in weights.rows]
+    return FloatNet(w, b, v)
+
+
 def best_shift(net: FloatNet) -> int:
     """The largest shift whose gains fit the modular sum."""
     total = sum(abs(weight) for weight in net.v)

@@ -32,7 +32,7 @@ from cb_async.cli import UsageError, whole_number
 from cb_async.search.evaluation import blend, evaluate_from_scratch
 from cb_async.search.network import FEATURES, INPUTS, PLAIN, dumps, features
 from cb_async.training.data import file_games, file_header, player_nodes
-from cb_async.training.pack import FloatNet, build
+from cb_async.training.pack import FloatNet, build, dequantise
 
 #: The logistic's scale: centipawns at which the expected score is about 73%.
 SCALE = 200.0
@@ -113,9 +113,11 @@ def _headers(paths: list[Path]) -> list[dict[str, Any]]:
 
 
 def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float, seed: int,
-          limit: int | None, result_weight: float, log: Any = sys.stderr) -> tuple[FloatNet, list[tuple[int, float, float]]]:
-    """Fit the net; return the net of the epoch with the lowest validation loss and the curve
-    (epoch, training loss, validation loss)."""
+          limit: int | None, result_weight: float, log: Any = sys.stderr,
+          initial: FloatNet | None = None) -> tuple[FloatNet, list[tuple[int, float, float]]]:
+    """Fit the net, from random weights or from `initial` (then `units` is its width); return
+    the net of the epoch with the lowest validation loss and the curve (epoch, training loss,
+    validation loss). From `initial`, epoch 0 is that net itself, kept if no epoch beats it."""
     import numpy as np
     import torch
 
@@ -129,12 +131,20 @@ def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float
         train_index = rng.permutation(train_index)[:limit]
     tensors = {key: torch.from_numpy(data[key]) for key in ("us", "them", "own", "label", "result")}
 
+    if initial is not None:
+        units = len(initial.v)
     embedding = torch.nn.EmbeddingBag(FEATURES + 1, units, mode="sum", padding_idx=FEATURES)
     with torch.no_grad():
         embedding.weight.normal_(0.0, 0.02)
         embedding.weight[FEATURES].zero_()
+        if initial is not None:
+            embedding.weight[:FEATURES] = torch.tensor(initial.w, dtype=torch.float32)
     bias = torch.nn.Parameter(torch.full((units,), 0.5))
     out = torch.nn.Parameter(torch.randn(units) * 2.0)
+    if initial is not None:
+        with torch.no_grad():
+            bias.copy_(torch.tensor(initial.b, dtype=torch.float32))
+            out.copy_(torch.tensor(initial.v, dtype=torch.float32))
     parameters = [embedding.weight, bias, out]
     optimiser = torch.optim.Adam(parameters, lr=rate)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=max(epochs, 1))
@@ -216,6 +226,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write the trained net in floats (JSON), the reference the packed net is checked against")
     parser.add_argument("--validate", type=Path, nargs="+", default=None, metavar="FILE",
                         help="eval-data files of another kind to report the loss on too (never trained on)")
+    parser.add_argument("--init", default=None, metavar="NET",
+                        help="start from this net instead of random weights (a net file, or default.net for the "
+                             "built-in one): a further round of training on new data; --units is then its width")
     parser.add_argument("--cache", type=Path, default=None,
                         help="keep the prepared inputs in this folder (default: beside the first data file)")
 
@@ -229,6 +242,9 @@ def run(args: argparse.Namespace) -> int:
     for path in args.data:
         if not path.is_file():
             raise UsageError(f"no data file {path}")
+    initial, initial_name = _initial_net(args.init, args.inputs) if args.init is not None else (None, "")
+    if initial is not None:
+        args.units = len(initial.v)  # the width is the starting net's, and the header says so
     started = time.monotonic()
     data = prepare(list(args.data), args.holdout, args.cache or args.data[0].parent, args.inputs)
     if args.validate:
@@ -243,7 +259,8 @@ def run(args: argparse.Namespace) -> int:
         data["transfer"] = np.arange(len(data["label"])) >= size
     prepared = time.monotonic()
     print(f"eval-train: {len(data['label'])} positions prepared in {prepared - started:.0f} s", file=sys.stderr)
-    net, curve = train(data, args.units, args.epochs, args.batch, args.rate, args.seed, args.limit, args.result_weight)
+    net, curve = train(data, args.units, args.epochs, args.batch, args.rate, args.seed, args.limit, args.result_weight,
+                       initial=initial)
     network = build(net, CLAMP, args.inputs)
     headers = data["headers"]
     trained = int((~data["held"] & ~data.get("transfer", data["held"] & False)).sum())
@@ -256,6 +273,8 @@ def run(args: argparse.Namespace) -> int:
         "train": training_command(args),
         "validation-loss": f"{min(loss for _, _, loss in curve):.6f}",
     }
+    if initial_name:
+        header["init"] = initial_name
     args.out.write_text(dumps(network.weights, header), encoding="utf-8")
     if args.float is not None:
         args.float.write_text(json.dumps({"w": net.w, "b": net.b, "v": net.v}))
@@ -292,7 +311,27 @@ def training_command(args: argparse.Namespace) -> str:
         words += ["--result-weight", str(args.result_weight)]
     if args.inputs != PLAIN:
         words += ["--inputs", args.inputs]
+    if getattr(args, "init", None) is not None:
+        words += ["--init", Path(args.init).name]
     return " ".join(shlex.quote(word) for word in words)
+
+
+def _initial_net(name: str, inputs: str) -> tuple[FloatNet, str]:
+    """The float net a further round starts from (the packed net `name` names, dequantised) and
+    how the new net's header names it. UsageError if it cannot be read or was trained on other
+    inputs."""
+    from cb_async.search.eval_file import resolve_name
+    from cb_async.search.network import NetworkError
+
+    try:
+        network = resolve_name(name)
+    except NetworkError as error:
+        raise UsageError(f"--init: {error}") from None
+    if network is None:
+        raise UsageError("--init: none is the hand-written evaluation, not a net to start from")
+    if network.weights.inputs != inputs:
+        raise UsageError(f"--init: {name} was trained with --inputs {network.weights.inputs}, not {inputs}")
+    return dequantise(network.weights), f"{Path(name).name} sha256 {network.header.get('sha256', '?')}"
 
 
 def float_net(path: Path) -> FloatNet:
