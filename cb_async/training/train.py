@@ -115,9 +115,10 @@ def _headers(paths: list[Path]) -> list[dict[str, Any]]:
 def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float, seed: int,
           limit: int | None, result_weight: float, log: Any = sys.stderr,
           initial: FloatNet | None = None) -> tuple[FloatNet, list[tuple[int, float, float]]]:
-    """Fit the net, from random weights or from `initial` (then `units` is its width); return
-    the net of the epoch with the lowest validation loss and the curve (epoch, training loss,
-    validation loss). From `initial`, epoch 0 is that net itself, kept if no epoch beats it."""
+    """Fit the net, from random weights or from `initial` (`units` must then be its width);
+    return the net of the epoch with the lowest validation loss and the curve (epoch, training
+    loss, validation loss). From `initial`, epoch 0 is that net itself, kept if no epoch beats
+    it."""
     import numpy as np
     import torch
 
@@ -131,8 +132,6 @@ def train(data: dict[str, Any], units: int, epochs: int, batch: int, rate: float
         train_index = rng.permutation(train_index)[:limit]
     tensors = {key: torch.from_numpy(data[key]) for key in ("us", "them", "own", "label", "result")}
 
-    if initial is not None:
-        units = len(initial.v)
     embedding = torch.nn.EmbeddingBag(FEATURES + 1, units, mode="sum", padding_idx=FEATURES)
     with torch.no_grad():
         embedding.weight.normal_(0.0, 0.02)
@@ -311,7 +310,7 @@ def training_command(args: argparse.Namespace) -> str:
         words += ["--result-weight", str(args.result_weight)]
     if args.inputs != PLAIN:
         words += ["--inputs", args.inputs]
-    if getattr(args, "init", None) is not None:
+    if args.init is not None:
         words += ["--init", Path(args.init).name]
     return " ".join(shlex.quote(word) for word in words)
 
